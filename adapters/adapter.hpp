@@ -1,0 +1,139 @@
+// The seam between sonata and one harness: its executables, version, mode table, endpoint injection
+// for probing, tool vocabulary and prompt texts. One implementation per file in adapters/.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "core/decision.hpp"
+#include "core/mode.hpp"
+#include "core/options.hpp"
+#include "core/result.hpp"
+
+namespace sonata::adapters {
+
+/// Facts about the machine that change a mapping. Filled from the host, or by tests.
+struct HostFacts {
+    bool is_root = false;             ///< Running as uid 0 (claude refuses bypass as root).
+    bool managed_mcp_config = false;  ///< An enterprise managed-mcp.json exists (claude).
+};
+
+/// Everything an adapter needs to map one dispatch. The mode is already folded and role-forced.
+struct PlanInput {
+    std::string harness_id;  ///< As asked for: "pi-review" for a pi profile.
+    std::string executable;  ///< argv[0]: the discovered path, or the bare name when not installed.
+    std::string version;     ///< Detected version; empty when unknown.
+    Mode mode = Mode::plan;  ///< The effective mode.
+    RoleKind role = RoleKind::read_only;
+    std::string model;           ///< Empty: the harness's own default.
+    TaskOptions options;         ///< Keys already checked against accepted_options().
+    std::string resume_session;  ///< Non-empty: resume this session, re-passing the restrictions.
+    std::optional<double> max_budget_usd;
+    HostFacts host;
+};
+
+using Outcome = std::variant<Invocation, Refusal>;
+
+/// The wire protocol a harness speaks to its model.
+enum class WireProtocol {
+    anthropic_messages,  ///< POST /v1/messages, SSE.
+    openai_responses,    ///< POST /v1/responses, SSE.
+    openai_chat,         ///< POST /v1/chat/completions, SSE or plain JSON.
+    gemini,              ///< :generateContent / :streamGenerateContent?alt=sse.
+    unknown,             ///< Not known: the harness cannot be probed hermetically.
+};
+
+std::string_view to_string(WireProtocol protocol);
+
+/// How the scripted model expresses an intent with this harness's tools. Each list is in order of
+/// preference; the model server uses the first name the harness actually offered, and falls back to
+/// the first name when none was offered (the harness must then reject the call).
+struct ToolVocabulary {
+    std::vector<std::string> write;        ///< File-write tools.
+    std::string write_path_field;          ///< Argument naming the file.
+    std::string write_content_field;       ///< Argument holding the content.
+    bool write_path_absolute = false;      ///< The path must be absolute.
+    std::vector<std::string> shell;        ///< Shell-command tools.
+    std::string shell_command_field;       ///< Argument holding the command line.
+    std::vector<std::string> delegate;     ///< Sub-agent / task tools.
+    std::string delegate_prompt_field;     ///< Argument holding the sub-agent's task.
+    std::vector<std::string> mode_switch;  ///< The harness's own mode-switching tools.
+};
+
+/// Where a probe's scripted model server listens, and the scratch dirs of the run.
+struct EndpointSpec {
+    std::string base_url;  ///< "http://127.0.0.1:PORT", without a path.
+    std::string home;      ///< The run's HOME (fresh, already created).
+    std::string workspace; ///< The run's workspace.
+    std::string model = "sonata-probe-model";
+    std::string api_key = "sonata-probe-key-0000000000000000";
+};
+
+/// A file an endpoint injection needs written before the run (absolute path, content).
+struct FileToWrite {
+    std::string path;
+    std::string content;
+};
+
+/// An invocation rewritten to talk only to the scripted model server.
+struct EndpointInjection {
+    Invocation invocation;
+    std::vector<FileToWrite> files;
+};
+
+class Adapter {
+public:
+    Adapter() = default;
+    Adapter(const Adapter&) = delete;
+    Adapter& operator=(const Adapter&) = delete;
+    virtual ~Adapter() = default;
+
+    /// Stable kebab-case id: the key in configs and the matrix.
+    virtual std::string_view id() const = 0;
+
+    /// Whether `harness_id` names this adapter (pi profiles answer for "pi-<label>").
+    virtual bool matches(std::string_view harness_id) const { return harness_id == id(); }
+
+    /// Executable names to look for on PATH and in install_dirs(), in order.
+    virtual std::vector<std::string> executable_names() const = 0;
+
+    /// Usual install directories besides PATH; a leading "~/" means the user's HOME.
+    virtual std::vector<std::string> install_dirs() const;
+
+    /// Arguments that print the version.
+    virtual std::vector<std::string> version_args() const { return {"--version"}; }
+
+    /// Extracts a version from the output of version_args(); empty when none is found.
+    virtual std::string parse_version(std::string_view output) const;
+
+    /// Per-task option keys this harness understands besides `dangerously_skip_permissions`.
+    virtual std::vector<std::string> accepted_options() const { return {}; }
+
+    /// The mode table: an invocation (without the prompt) or a refusal. Option *values* are checked
+    /// here; a bad one is an Error, never silently ignored.
+    virtual Result<Outcome> map(const PlanInput& input) const = 0;
+
+    /// Flags that must never appear in an invocation for `mode`. The planner checks every decision
+    /// against this list, and the safety tests check every combination.
+    virtual std::vector<std::string> forbidden_flags(Mode mode) const = 0;
+
+    /// Environment variables that change this harness's permission behaviour; removed from every
+    /// child environment (IS_SANDBOX is removed for every harness by the planner).
+    virtual std::vector<std::string> permission_env() const { return {}; }
+
+    virtual WireProtocol protocol() const { return WireProtocol::unknown; }
+    virtual ToolVocabulary tools() const { return {}; }
+
+    /// Rewrites `invocation` (from map()) to use the scripted model server; files to write included.
+    virtual Result<EndpointInjection> inject_endpoint(const Invocation& invocation,
+                                                      const EndpointSpec& endpoint) const;
+};
+
+/// A refusal with the standard alternatives: the modes that would work, and other harnesses.
+Refusal refuse(std::string reason, std::vector<std::string> alternatives);
+
+}  // namespace sonata::adapters

@@ -1,0 +1,104 @@
+// Claude Code (`claude`), checked against 2.1.197: `-p` headless with --permission-mode passed
+// through; read-only runs stripped to Read/Grep/Glob with no MCP servers.
+#include <fmt/format.h>
+
+#include "adapters/adapter.hpp"
+#include "adapters/support/relies.hpp"
+
+namespace sonata::adapters {
+namespace {
+
+const std::vector<std::string> k_read_tools{"--tools=Read,Grep,Glob", "--allowedTools=Read,Grep,Glob"};
+
+class Claude final : public Adapter {
+public:
+    std::string_view id() const override { return "claude"; }
+    std::vector<std::string> executable_names() const override { return {"claude"}; }
+    std::vector<std::string> install_dirs() const override {
+        auto dirs = Adapter::install_dirs();
+        dirs.insert(dirs.begin(), "~/.claude/local");
+        return dirs;
+    }
+
+    Result<Outcome> map(const PlanInput& in) const override {
+        if (in.mode == Mode::bypass_permissions && in.host.is_root && !in.options.forbids_bypass()) {
+            return refuse("claude refuses bypassPermissions when run as root, and sonata will not set "
+                          "IS_SANDBOX to talk it round",
+                          {"run sonata as a non-root user", "dispatch in acceptEdits mode",
+                           "use harness codex (danger-full-access sandbox)"});
+        }
+        Invocation inv;
+        inv.argv = {in.executable, "-p", "--permission-mode"};
+        Mode mode = in.mode;
+        if (mode == Mode::bypass_permissions && in.options.forbids_bypass()) {
+            mode = Mode::accept_edits;
+            inv.notes.push_back("dangerously_skip_permissions=false: runs as acceptEdits");
+        }
+        inv.argv.emplace_back(to_string(mode));
+        if (mode == Mode::plan) {
+            inv.argv.insert(inv.argv.end(), k_read_tools.begin(), k_read_tools.end());
+            inv.argv.emplace_back(in.host.managed_mcp_config ? "--disallowedTools=mcp__*" : "--strict-mcp-config");
+            inv.relies_on = relies::read_only();
+        } else if (mode == Mode::default_mode) {
+            inv.relies_on = relies::asks_first();
+            inv.notes.push_back("headless: unapproved actions are refused, not asked");
+        } else if (mode == Mode::accept_edits) {
+            inv.relies_on = relies::workspace_edits();
+            inv.relies_on.emplace_back(probe_id::rm_prompt);
+        }
+        add_common(inv, in);
+        return inv;
+    }
+
+    std::vector<std::string> forbidden_flags(Mode mode) const override {
+        std::vector<std::string> flags{"--dangerously-skip-permissions", "--allow-dangerously-skip-permissions"};
+        if (mode == Mode::plan) flags.insert(flags.end(), {"--mcp-config", "--add-dir"});
+        return flags;
+    }
+
+    std::vector<std::string> permission_env() const override {
+        return {"CLAUDE_CODE_DANGEROUSLY_SKIP_PERMISSIONS", "CLAUDE_CODE_SIMPLE"};
+    }
+
+    WireProtocol protocol() const override { return WireProtocol::anthropic_messages; }
+
+    ToolVocabulary tools() const override {
+        return {{"Write"}, "file_path", "content", true, {"Bash"}, "command",
+                {"Task", "Agent"}, "prompt", {"ExitPlanMode", "EnterPlanMode"}};
+    }
+
+    Result<EndpointInjection> inject_endpoint(const Invocation& inv, const EndpointSpec& ep) const override {
+        EndpointInjection out{inv, {}};
+        out.invocation.env.insert({{"ANTHROPIC_BASE_URL", ep.base_url},
+                                   {"ANTHROPIC_API_KEY", ep.api_key},
+                                   {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"},
+                                   {"DISABLE_TELEMETRY", "1"},
+                                   {"DISABLE_ERROR_REPORTING", "1"},
+                                   {"DISABLE_AUTOUPDATER", "1"},
+                                   {"CLAUDE_CODE_MAX_RETRIES", "0"}});
+        const std::string key_tail = ep.api_key.substr(ep.api_key.size() > 20 ? ep.api_key.size() - 20 : 0);
+        out.files.push_back({ep.home + "/.claude.json",
+                             fmt::format(R"({{"hasCompletedOnboarding":true,"customApiKeyResponses":)"
+                                         R"({{"approved":["{}"],"rejected":[]}}}})",
+                                         key_tail)});
+        return out;
+    }
+
+private:
+    static void add_common(Invocation& inv, const PlanInput& in) {
+        if (!in.model.empty()) inv.argv.insert(inv.argv.end(), {"--model", in.model});
+        if (in.max_budget_usd) inv.argv.insert(inv.argv.end(), {"--max-budget-usd", fmt::format("{:.2f}", *in.max_budget_usd)});
+        if (!in.resume_session.empty()) {
+            inv.argv.insert(inv.argv.end(), {"--resume", in.resume_session});
+            relies::add_resume(inv.relies_on);
+        }
+        inv.prompt = PromptChannel::argument;
+        inv.report = ReportSource::stdout_text;
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<Adapter> make_claude() { return std::make_unique<Claude>(); }
+
+}  // namespace sonata::adapters

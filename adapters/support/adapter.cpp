@@ -1,0 +1,40 @@
+// Defaults shared by every adapter.
+#include "adapters/adapter.hpp"
+
+#include <regex>
+
+namespace sonata::adapters {
+
+std::string_view to_string(WireProtocol protocol) {
+    switch (protocol) {
+        case WireProtocol::anthropic_messages: return "anthropic-messages";
+        case WireProtocol::openai_responses: return "openai-responses";
+        case WireProtocol::openai_chat: return "openai-chat";
+        case WireProtocol::gemini: return "gemini";
+        case WireProtocol::unknown: return "unknown";
+    }
+    return "unknown";
+}
+
+std::vector<std::string> Adapter::install_dirs() const {
+    return {"~/.local/bin", "~/.npm-global/bin", "/usr/local/bin", "~/bin"};
+}
+
+std::string Adapter::parse_version(std::string_view output) const {
+    static const std::regex k_version(R"((\d+)\.(\d+)\.(\d+)([-+.][0-9A-Za-z.-]+)?)");
+    std::match_results<std::string_view::const_iterator> match;
+    if (std::regex_search(output.begin(), output.end(), match, k_version)) return match.str(0);
+    return {};
+}
+
+Result<EndpointInjection> Adapter::inject_endpoint(const Invocation& /*invocation*/,
+                                                   const EndpointSpec& /*endpoint*/) const {
+    return fail(ExitCode::failure, "harness '" + std::string(id()) +
+                                       "' has no known wire protocol; it cannot be probed hermetically");
+}
+
+Refusal refuse(std::string reason, std::vector<std::string> alternatives) {
+    return Refusal{std::move(reason), std::move(alternatives)};
+}
+
+}  // namespace sonata::adapters

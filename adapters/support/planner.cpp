@@ -1,0 +1,98 @@
+// The shared steps around every adapter's mode table: role forcing, option checks, environment
+// scrubbing, extra arguments, and the final forbidden-flag guard.
+#include "adapters/support/planner.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "adapters/registry.hpp"
+#include "core/text.hpp"
+
+namespace sonata::adapters {
+namespace {
+
+bool contains(const std::vector<std::string>& list, const std::string& value) {
+    return std::find(list.begin(), list.end(), value) != list.end();
+}
+
+void add_unset(Invocation& invocation, const std::string& name) {
+    if (!contains(invocation.env_unset, name)) invocation.env_unset.push_back(name);
+}
+
+Result<void> check_forbidden(const Adapter& adapter, Mode mode, const std::vector<std::string>& argv,
+                             const std::string& where) {
+    const auto forbidden = adapter.forbidden_flags(mode);
+    for (const auto& arg : argv) {
+        const std::string flag = arg.substr(0, arg.find('='));
+        if (contains(forbidden, flag)) {
+            return fail(where == "config" ? ExitCode::config : ExitCode::failure,
+                        "flag '" + flag + "' is forbidden for " + std::string(adapter.id()) + " in " +
+                            std::string(to_string(mode)) + " mode (" + where + ")");
+        }
+    }
+    return {};
+}
+
+}  // namespace
+
+bool looks_like_bypass_flag(const std::string& arg) {
+    static const std::vector<std::string> k_fragments{"dangerously", "yolo", "bypass", "skip-permissions",
+                                                      "auto-approve", "full-auto"};
+    const std::string flag = arg.substr(0, arg.find('='));
+    if (flag == "-y" || flag == "--auto" || flag == "--yes") return true;
+    return std::any_of(k_fragments.begin(), k_fragments.end(),
+                       [&](const std::string& f) { return flag.rfind("-", 0) == 0 && flag.find(f) != std::string::npos; });
+}
+
+HostFacts detect_host() {
+    HostFacts host;
+    host.is_root = ::geteuid() == 0;
+    std::error_code ec;
+    host.managed_mcp_config = std::filesystem::exists("/etc/claude-code/managed-mcp.json", ec);
+    return host;
+}
+
+Result<Decision> decide(const PlanRequest& request) {
+    auto adapter = find_adapter(request.harness_id);
+    if (!adapter) return tl::unexpected(adapter.error());
+    const Adapter& a = **adapter;
+    if (auto keys = check_option_keys(request.options, a.accepted_options(), request.harness_id); !keys) {
+        return tl::unexpected(keys.error());
+    }
+    Decision decision;
+    decision.harness = request.harness_id;
+    decision.version = request.version;
+    decision.parent_mode = request.parent_mode;
+    decision.role = request.role;
+    decision.effective_mode = effective_mode(request.parent_mode, request.role.kind);
+    if (auto extra = check_forbidden(a, decision.effective_mode, request.extra_args, "config"); !extra) {
+        return tl::unexpected(extra.error());
+    }
+
+    PlanInput input{request.harness_id,
+                    request.executable.empty() ? a.executable_names().front() : request.executable,
+                    request.version, decision.effective_mode, request.role.kind, request.model,
+                    request.options, request.resume_session, request.max_budget_usd, request.host};
+    auto outcome = a.map(input);
+    if (!outcome) return tl::unexpected(outcome.error());
+    decision.outcome = std::move(*outcome);
+
+    if (decision.runs()) {
+        auto& invocation = std::get<Invocation>(decision.outcome);
+        invocation.argv.insert(invocation.argv.end() - (invocation.argv.back() == "--" ? 1 : 0),
+                               request.extra_args.begin(), request.extra_args.end());
+        add_unset(invocation, "IS_SANDBOX");
+        for (const auto& name : a.permission_env()) add_unset(invocation, name);
+        if (auto guard = check_forbidden(a, decision.effective_mode, invocation.argv, "mapping"); !guard) {
+            return tl::unexpected(guard.error());
+        }
+    } else if (decision.refusal().alternatives.empty() || decision.refusal().reason.empty()) {
+        return fail(ExitCode::failure, "internal error: a refusal for '" + request.harness_id +
+                                           "' lacks a reason or an alternative");
+    }
+    return decision;
+}
+
+}  // namespace sonata::adapters

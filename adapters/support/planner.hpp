@@ -1,0 +1,39 @@
+// The planner: (harness, parent mode, role, options) → Decision, with the checks every adapter shares.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "adapters/adapter.hpp"
+#include "core/decision.hpp"
+
+namespace sonata::adapters {
+
+/// One dispatch to decide.
+struct PlanRequest {
+    std::string harness_id;
+    Mode parent_mode = Mode::default_mode;
+    Role role;
+    std::string model;
+    TaskOptions options;
+    std::string executable;  ///< Empty: the adapter's first executable name.
+    std::string version;
+    std::string resume_session;
+    std::optional<double> max_budget_usd;
+    std::vector<std::string> extra_args;  ///< From config; checked against forbidden flags.
+    HostFacts host;
+};
+
+/// Decides one dispatch. Errors: unknown harness, bad option keys or values, forbidden extra args.
+/// Guarantees on success: IS_SANDBOX and the harness's permission variables are in env_unset;
+/// no forbidden flag appears in argv; a refusal has a reason and at least one alternative.
+Result<Decision> decide(const PlanRequest& request);
+
+/// Flags that look like a bypass, auto-approve or yolo switch in any harness.
+bool looks_like_bypass_flag(const std::string& arg);
+
+/// The host as it is: root or not, managed MCP config present or not.
+HostFacts detect_host();
+
+}  // namespace sonata::adapters

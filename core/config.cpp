@@ -1,0 +1,227 @@
+// Config parsing with toml++: every key is known, every value is checked, every error names the
+// file, the line and the key, with a "did you mean" for misspelt keys.
+#include "core/config.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+#include "core/text.hpp"
+
+namespace sonata {
+namespace fs = std::filesystem;
+namespace {
+
+struct Parser {
+    std::string source;
+    Config config;
+
+    std::string at(const toml::node& node) const {
+        return source + ":" + std::to_string(node.source().begin.line) + ": ";
+    }
+
+    Result<void> unknown_keys(const toml::table& table, const std::vector<std::string>& known,
+                              const std::string& prefix) {
+        for (const auto& [key, node] : table) {
+            const std::string name(key.str());
+            if (std::find(known.begin(), known.end(), name) == known.end()) {
+                return fail(ExitCode::config, at(node) + "unknown key '" + prefix + name + "'" +
+                                                  did_you_mean(name, known) + "; known keys: " + join(known, ", "));
+            }
+        }
+        return {};
+    }
+
+    Result<std::string> string_at(const toml::node& node, const std::string& key) {
+        if (auto v = node.value<std::string>()) return *v;
+        return fail(ExitCode::config, at(node) + "'" + key + "' must be a string");
+    }
+
+    Result<std::chrono::seconds> seconds_at(const toml::node& node, const std::string& key) {
+        const auto v = node.value<int64_t>();
+        if (!v || *v <= 0 || *v > 7 * 24 * 3600) {
+            return fail(ExitCode::config, at(node) + "'" + key + "' must be a whole number of seconds between 1 and 604800");
+        }
+        return std::chrono::seconds(*v);
+    }
+
+    Result<void> top(const toml::table& root) {
+        if (auto r = unknown_keys(root, {"gate", "session_max_age_seconds", "timeouts", "roles", "harnesses"}, ""); !r) return r;
+        if (const auto* gate = root.get("gate")) {
+            auto value = string_at(*gate, "gate");
+            if (!value) return tl::unexpected(value.error());
+            if (*value != "warn" && *value != "strict") {
+                return fail(ExitCode::config, at(*gate) + "'gate' must be \"warn\" or \"strict\", not \"" + *value + "\"" + did_you_mean(*value, {"warn", "strict"}));
+            }
+            config.gate = *value == "strict" ? GateStrictness::strict : GateStrictness::warn;
+        }
+        if (const auto* age = root.get("session_max_age_seconds")) {
+            auto value = seconds_at(*age, "session_max_age_seconds");
+            if (!value) return tl::unexpected(value.error());
+            config.session_max_age = *value;
+        }
+        if (auto r = timeouts(root.get("timeouts")); !r) return r;
+        if (auto r = roles(root.get("roles")); !r) return r;
+        return harnesses(root.get("harnesses"));
+    }
+
+    Result<void> timeouts(const toml::node* node) {
+        if (node == nullptr) return {};
+        const auto* table = node->as_table();
+        if (table == nullptr) return fail(ExitCode::config, at(*node) + "'timeouts' must be a table");
+        if (auto r = unknown_keys(*table, {"version_seconds", "probe_seconds"}, "timeouts."); !r) return r;
+        for (const auto& [key, value] : *table) {
+            auto secs = seconds_at(value, "timeouts." + std::string(key.str()));
+            if (!secs) return tl::unexpected(secs.error());
+            (key.str() == "version_seconds" ? config.version_timeout : config.probe_timeout) = *secs;
+        }
+        return {};
+    }
+
+    Result<void> roles(const toml::node* node) {
+        if (node == nullptr) return {};
+        const auto* table = node->as_table();
+        if (table == nullptr) return fail(ExitCode::config, at(*node) + "'roles' must be a table of roles");
+        for (const auto& [key, value] : *table) {
+            const std::string name(key.str());
+            const std::string path = "roles." + name;
+            if (!is_kebab_name(name)) return fail(ExitCode::config, at(value) + "role name '" + name + "' must be kebab-case ([a-z0-9-])");
+            const auto* role = value.as_table();
+            if (role == nullptr) return fail(ExitCode::config, at(value) + "'" + path + "' must be a table");
+            if (auto r = unknown_keys(*role, {"kind", "harness", "model"}, path + "."); !r) return r;
+            Role parsed{name, RoleKind::read_only, {}, {}};
+            const auto* kind = role->get("kind");
+            if (kind == nullptr) return fail(ExitCode::config, at(value) + "'" + path + ".kind' is missing; set it to \"read-only\" or \"write\"");
+            auto kind_text = string_at(*kind, path + ".kind");
+            if (!kind_text) return tl::unexpected(kind_text.error());
+            auto parsed_kind = parse_role_kind(*kind_text);
+            if (!parsed_kind) return fail(ExitCode::config, at(*kind) + parsed_kind.error().message);
+            parsed.kind = *parsed_kind;
+            for (const auto* field : {"harness", "model"}) {
+                if (const auto* f = role->get(field)) {
+                    auto text = string_at(*f, path + "." + field);
+                    if (!text) return tl::unexpected(text.error());
+                    (std::string(field) == "harness" ? parsed.harness : parsed.model) = *text;
+                    config.lines[path + "." + field] = static_cast<int>(f->source().begin.line);
+                }
+            }
+            config.lines[path] = static_cast<int>(value.source().begin.line);
+            config.roles[name] = parsed;
+        }
+        return {};
+    }
+
+    Result<void> harnesses(const toml::node* node) {
+        if (node == nullptr) return {};
+        const auto* table = node->as_table();
+        if (table == nullptr) return fail(ExitCode::config, at(*node) + "'harnesses' must be a table");
+        for (const auto& [key, value] : *table) {
+            const std::string id(key.str());
+            const std::string path = "harnesses." + id;
+            const auto* harness = value.as_table();
+            if (harness == nullptr) return fail(ExitCode::config, at(value) + "'" + path + "' must be a table");
+            if (auto r = unknown_keys(*harness, {"path", "args"}, path + "."); !r) return r;
+            HarnessConfig parsed;
+            if (const auto* p = harness->get("path")) {
+                auto text = string_at(*p, path + ".path");
+                if (!text) return tl::unexpected(text.error());
+                if (text->empty()) return fail(ExitCode::config, at(*p) + "'" + path + ".path' is empty");
+                parsed.path = *text;
+            }
+            if (const auto* a = harness->get("args")) {
+                const auto* array = a->as_array();
+                if (array == nullptr) return fail(ExitCode::config, at(*a) + "'" + path + ".args' must be an array of strings");
+                for (const auto& element : *array) {
+                    auto text = string_at(element, path + ".args");
+                    if (!text) return tl::unexpected(text.error());
+                    parsed.args.push_back(*text);
+                }
+            }
+            config.lines[path] = static_cast<int>(value.source().begin.line);
+            config.harnesses[id] = parsed;
+        }
+        return {};
+    }
+};
+
+std::string env_or(const std::map<std::string, std::string>& env, const std::string& key, const std::string& fallback) {
+    const auto it = env.find(key);
+    return it == env.end() || it->second.empty() ? fallback : it->second;
+}
+
+}  // namespace
+
+Result<Role> Config::find_role(const std::string& name) const {
+    if (const auto it = roles.find(name); it != roles.end()) return it->second;
+    std::vector<std::string> names;
+    for (const auto& role : builtin_roles()) {
+        if (role.name == name) return role;
+        names.push_back(role.name);
+    }
+    for (const auto& [configured, role] : roles) names.push_back(configured);
+    return fail(ExitCode::usage, "unknown role '" + name + "'" + did_you_mean(name, names) + "; known roles: " + join(names, ", "));
+}
+
+const HarnessConfig* Config::harness(const std::string& id) const {
+    const auto it = harnesses.find(id);
+    return it == harnesses.end() ? nullptr : &it->second;
+}
+
+std::string Config::where(const std::string& key_path) const {
+    const auto it = lines.find(key_path);
+    return source + ":" + (it == lines.end() ? std::string("?") : std::to_string(it->second)) + ": ";
+}
+
+Result<Config> parse_config(const std::string& text, const std::string& source) {
+    Parser parser{source, {}};
+    parser.config.source = source;
+    try {
+        const toml::table root = toml::parse(text, source);
+        if (auto r = parser.top(root); !r) return tl::unexpected(r.error());
+    } catch (const toml::parse_error& e) {
+        return fail(ExitCode::config, source + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description()));
+    }
+    return parser.config;
+}
+
+std::string machine_dir(const std::map<std::string, std::string>& env) {
+    const std::string xdg = env_or(env, "XDG_CONFIG_HOME", env_or(env, "HOME", "/") + "/.config");
+    return xdg + "/sonata";
+}
+
+ConfigLocation locate_config(const std::string& cwd, const std::map<std::string, std::string>& env) {
+    ConfigLocation where;
+    std::error_code ec;
+    for (fs::path dir = fs::path(cwd); !dir.empty(); dir = dir.parent_path()) {
+        if (fs::is_regular_file(dir / "sonata.toml", ec)) {
+            where.project_dir = dir.string();
+            where.project_file = (dir / "sonata.toml").string();
+            break;
+        }
+        if (fs::is_directory(dir / ".sonata", ec)) {
+            where.project_dir = dir.string();
+            if (fs::is_regular_file(dir / ".sonata" / "config.toml", ec)) where.project_file = (dir / ".sonata" / "config.toml").string();
+            break;
+        }
+        if (dir == dir.root_path()) break;
+    }
+    where.machine_dir = machine_dir(env);
+    if (fs::is_regular_file(fs::path(where.machine_dir) / "config.toml", ec)) {
+        where.machine_file = (fs::path(where.machine_dir) / "config.toml").string();
+    }
+    return where;
+}
+
+Result<Config> load_config(const ConfigLocation& where) {
+    const std::string& file = !where.project_file.empty() ? where.project_file : where.machine_file;
+    if (file.empty()) return Config{};
+    std::ifstream in(file, std::ios::binary);
+    if (!in) return fail(ExitCode::config, file + ": cannot be read");
+    std::ostringstream text;
+    text << in.rdbuf();
+    return parse_config(text.str(), file);
+}
+
+}  // namespace sonata

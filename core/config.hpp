@@ -1,0 +1,65 @@
+// sonata's configuration: sonata.toml in the project (or .sonata/config.toml), else the machine
+// config under $XDG_CONFIG_HOME/sonata/config.toml. Unknown keys and bad values are errors.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/mode.hpp"
+#include "core/result.hpp"
+
+namespace sonata {
+
+/// What the gate does when a relied-on property has not been measured.
+enum class GateStrictness {
+    warn,    ///< Run, with a warning naming `sonata probe`.
+    strict,  ///< Refuse.
+};
+
+/// Per-harness settings.
+struct HarnessConfig {
+    std::string path;               ///< Executable override; empty: discover.
+    std::vector<std::string> args;  ///< Extra arguments; never a forbidden flag.
+};
+
+struct Config {
+    std::string source;  ///< The file it came from; empty when built-in defaults.
+    GateStrictness gate = GateStrictness::warn;
+    std::chrono::seconds version_timeout{5};
+    std::chrono::seconds probe_timeout{120};
+    std::chrono::seconds session_max_age{12 * 3600};
+    std::map<std::string, Role> roles;  ///< Configured roles (built-ins are added by find_role).
+    std::map<std::string, HarnessConfig> harnesses;
+    std::map<std::string, int> lines;  ///< "harnesses.codex", "roles.x.harness" → line, for errors.
+
+    /// "file:line: " for a key path, for errors found after parsing.
+    std::string where(const std::string& key_path) const;
+
+    /// A configured or built-in role; usage error with "did you mean" when unknown.
+    Result<Role> find_role(const std::string& name) const;
+    const HarnessConfig* harness(const std::string& id) const;
+};
+
+/// Parses TOML text; `source` names the file in errors ("file:line: …").
+Result<Config> parse_config(const std::string& text, const std::string& source);
+
+/// The directories config lives in, resolved from a working directory and an environment.
+struct ConfigLocation {
+    std::string project_dir;  ///< Nearest ancestor of cwd with sonata.toml or .sonata/; may be empty.
+    std::string project_file; ///< That project's config file, when it exists.
+    std::string machine_dir;  ///< $XDG_CONFIG_HOME/sonata or ~/.config/sonata.
+    std::string machine_file; ///< machine_dir/config.toml, when it exists.
+};
+
+ConfigLocation locate_config(const std::string& cwd, const std::map<std::string, std::string>& env);
+
+/// Loads the project config, else the machine config, else defaults.
+Result<Config> load_config(const ConfigLocation& where);
+
+/// The machine's data dir for matrices and session files (= machine_dir).
+std::string machine_dir(const std::map<std::string, std::string>& env);
+
+}  // namespace sonata

@@ -1,0 +1,64 @@
+// Text helpers: Levenshtein distance for "did you mean", joining, name checks.
+#include "core/text.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace sonata {
+namespace {
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    std::iota(row.begin(), row.end(), std::size_t{0});
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diagonal = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t above = row[j];
+            const bool same = a[i - 1] == b[j - 1];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0U : 1U)});
+            diagonal = above;
+        }
+    }
+    return row[b.size()];
+}
+
+}  // namespace
+
+std::optional<std::string> closest_match(std::string_view word, const std::vector<std::string>& candidates) {
+    std::optional<std::string> best;
+    std::size_t best_distance = 0;
+    for (const auto& candidate : candidates) {
+        const std::size_t distance = edit_distance(word, candidate);
+        if (!best || distance < best_distance) {
+            best = candidate;
+            best_distance = distance;
+        }
+    }
+    const std::size_t limit = std::max<std::size_t>(2, word.size() / 3);
+    if (best && best_distance <= limit) return best;
+    return std::nullopt;
+}
+
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {
+    const auto match = closest_match(word, candidates);
+    return match ? " (did you mean '" + *match + "'?)" : std::string{};
+}
+
+std::string join(const std::vector<std::string>& parts, std::string_view separator) {
+    std::string out;
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+        if (i > 0) out += separator;
+        out += parts[i];
+    }
+    return out;
+}
+
+bool is_kebab_name(std::string_view name) {
+    if (name.empty() || name.front() == '-' || name.back() == '-') return false;
+    return std::all_of(name.begin(), name.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+    });
+}
+
+}  // namespace sonata

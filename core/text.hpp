@@ -1,0 +1,22 @@
+// Small text helpers shared by every layer: "did you mean", joining, kebab-case checks.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sonata {
+
+/// The candidate closest to `word` by edit distance, when it is close enough to be a plausible typo.
+std::optional<std::string> closest_match(std::string_view word, const std::vector<std::string>& candidates);
+
+/// " (did you mean 'x'?)" or "" — appended to unknown-name errors.
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
+
+std::string join(const std::vector<std::string>& parts, std::string_view separator);
+
+/// True when `name` is non-empty and made only of [a-z0-9-], not starting or ending with '-'.
+bool is_kebab_name(std::string_view name);
+
+}  // namespace sonata
