@@ -1,0 +1,243 @@
+// Matrix JSON: writing with a stable order, reading with full validation.
+#include "core/matrix.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/text.hpp"
+
+namespace sonata {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+constexpr std::array<std::pair<std::string_view, Verdict>, 7> k_verdicts{{
+    {"enforced", Verdict::enforced},
+    {"violated", Verdict::violated},
+    {"asked", Verdict::asked},
+    {"refused-to-start", Verdict::refused_to_start},
+    {"inconclusive", Verdict::inconclusive},
+    {"not-applicable", Verdict::not_applicable},
+    {"error", Verdict::error},
+}};
+
+json evidence_to_json(const Evidence& e) {
+    return json{{"reason", e.reason},           {"files_changed", e.files_changed},
+                {"tool_calls", e.tool_calls},   {"tool_results", e.tool_results},
+                {"tools_offered", e.tools_offered}, {"exit_code", e.exit_code},
+                {"timed_out", e.timed_out},     {"output_tail", e.output_tail},
+                {"duration_ms", e.duration_ms}};
+}
+
+Evidence evidence_from_json(const json& j) {
+    Evidence e;
+    e.reason = j.value("reason", "");
+    e.files_changed = j.value("files_changed", std::vector<std::string>{});
+    e.tool_calls = j.value("tool_calls", std::vector<std::string>{});
+    e.tool_results = j.value("tool_results", std::vector<std::string>{});
+    e.tools_offered = j.value("tools_offered", std::vector<std::string>{});
+    e.exit_code = j.value("exit_code", -1);
+    e.timed_out = j.value("timed_out", false);
+    e.output_tail = j.value("output_tail", "");
+    e.duration_ms = j.value("duration_ms", 0L);
+    return e;
+}
+
+Result<Cell> cell_from_json(const json& j, const std::string& where) {
+    if (!j.is_object()) return fail(ExitCode::bad_data, where + ": a cell must be an object");
+    Cell c;
+    for (const auto* key : {"harness", "version", "probe", "mode", "role", "verdict"}) {
+        if (!j.contains(key) || !j.at(key).is_string()) {
+            return fail(ExitCode::bad_data, where + ": field '" + key + "' is missing or not a string");
+        }
+    }
+    c.harness = j.at("harness").get<std::string>();
+    c.version = j.at("version").get<std::string>();
+    c.probe = j.at("probe").get<std::string>();
+    c.mode = j.at("mode").get<std::string>();
+    c.role = j.at("role").get<std::string>();
+    c.machine = j.value("machine", "");
+    auto verdict = parse_verdict(j.at("verdict").get<std::string>());
+    if (!verdict) return fail(ExitCode::bad_data, where + ": " + verdict.error().message);
+    c.verdict = *verdict;
+    if (j.contains("evidence")) {
+        if (!j.at("evidence").is_object()) return fail(ExitCode::bad_data, where + ": 'evidence' must be an object");
+        c.evidence = evidence_from_json(j.at("evidence"));
+    }
+    return c;
+}
+
+}  // namespace
+
+std::string_view to_string(Verdict verdict) {
+    for (const auto& [name, v] : k_verdicts) {
+        if (v == verdict) return name;
+    }
+    return "error";
+}
+
+Result<Verdict> parse_verdict(std::string_view text) {
+    std::vector<std::string> names;
+    for (const auto& [name, v] : k_verdicts) {
+        if (name == text) return v;
+        names.emplace_back(name);
+    }
+    return fail(ExitCode::bad_data, "unknown verdict '" + std::string(text) + "'" + did_you_mean(text, names));
+}
+
+int weakening(Verdict before, Verdict now) {
+    auto strength = [](Verdict v) {
+        switch (v) {
+            case Verdict::enforced: return 3;
+            case Verdict::asked: return 3;
+            case Verdict::refused_to_start: return 2;
+            case Verdict::not_applicable: return 2;
+            case Verdict::inconclusive: return 1;
+            case Verdict::error: return 1;
+            case Verdict::violated: return 0;
+        }
+        return 0;
+    };
+    if (now == Verdict::violated && before != Verdict::violated) return strength(before) - strength(now);
+    if ((before == Verdict::enforced || before == Verdict::asked) && now != before &&
+        now != Verdict::enforced && now != Verdict::asked) {
+        return strength(before) - strength(now);
+    }
+    return 0;
+}
+
+std::string Cell::key() const { return harness + "@" + version + " " + probe + " " + mode + " " + role; }
+
+const Cell* Matrix::find(const std::string& harness, const std::string& version, const std::string& probe,
+                         const std::string& mode, const std::string& role) const {
+    for (const auto& c : cells) {
+        if (c.harness == harness && c.version == version && c.probe == probe && c.mode == mode && c.role == role) return &c;
+    }
+    return nullptr;
+}
+
+void Matrix::sort() {
+    std::stable_sort(cells.begin(), cells.end(), [](const Cell& a, const Cell& b) {
+        return std::tie(a.harness, a.version, a.probe, a.mode, a.role, a.machine) <
+               std::tie(b.harness, b.version, b.probe, b.mode, b.role, b.machine);
+    });
+}
+
+void Matrix::merge(const std::vector<Cell>& more) {
+    for (const auto& cell : more) {
+        auto it = std::find_if(cells.begin(), cells.end(), [&](const Cell& c) {
+            return c.key() == cell.key() && c.machine == cell.machine;
+        });
+        if (it != cells.end()) *it = cell;
+        else cells.push_back(cell);
+    }
+    sort();
+}
+
+std::string matrix_to_json(const Matrix& m) {
+    json j;
+    j["schema"] = m.schema;
+    j["sonata_version"] = m.sonata_version;
+    j["machine"] = m.machine;
+    j["platform"] = m.platform;
+    j["created_at"] = m.created_at;
+    j["cells"] = json::array();
+    Matrix sorted = m;
+    sorted.sort();
+    for (const auto& c : sorted.cells) {
+        json cell{{"harness", c.harness}, {"version", c.version}, {"probe", c.probe}, {"mode", c.mode},
+                  {"role", c.role},       {"verdict", to_string(c.verdict)}};
+        if (!c.machine.empty()) cell["machine"] = c.machine;
+        cell["evidence"] = evidence_to_json(c.evidence);
+        j["cells"].push_back(cell);
+    }
+    return j.dump(2) + "\n";
+}
+
+Result<Matrix> parse_matrix(const std::string& text, const std::string& source) {
+    json j;
+    try {
+        j = json::parse(text);
+    } catch (const json::exception& e) {
+        return fail(ExitCode::bad_data, source + ": not a valid matrix (JSON error: " + e.what() + ")");
+    }
+    if (!j.is_object() || !j.contains("schema") || !j.at("schema").is_number_integer()) {
+        return fail(ExitCode::bad_data, source + ": not a sonata matrix (no integer 'schema')");
+    }
+    Matrix m;
+    m.schema = j.at("schema").get<int>();
+    if (m.schema != Matrix::k_schema) {
+        return fail(ExitCode::bad_data, source + ": matrix schema " + std::to_string(m.schema) +
+                                            " is not supported (this sonata reads schema " + std::to_string(Matrix::k_schema) + ")");
+    }
+    try {
+        m.sonata_version = j.value("sonata_version", "");
+        m.machine = j.value("machine", "");
+        m.platform = j.value("platform", "");
+        m.created_at = j.value("created_at", "");
+        if (!j.contains("cells") || !j.at("cells").is_array()) return fail(ExitCode::bad_data, source + ": 'cells' must be an array");
+        std::size_t index = 0;
+        for (const auto& cj : j.at("cells")) {
+            auto cell = cell_from_json(cj, source + ": cells[" + std::to_string(index++) + "]");
+            if (!cell) return tl::unexpected(cell.error());
+            m.cells.push_back(*cell);
+        }
+    } catch (const json::exception& e) {
+        return fail(ExitCode::bad_data, source + ": malformed matrix field (" + std::string(e.what()) + ")");
+    }
+    m.sort();
+    return m;
+}
+
+Result<Matrix> load_matrix(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return fail(ExitCode::bad_data, path + ": cannot read the matrix file");
+    std::ostringstream text;
+    text << in.rdbuf();
+    return parse_matrix(text.str(), path);
+}
+
+Result<void> write_file_atomic(const std::string& path, const std::string& content) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path target(path);
+    if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
+    std::string tmp = path + ".tmp-XXXXXX";
+    const int fd = ::mkstemp(tmp.data());
+    if (fd < 0) return fail(ExitCode::failure, "cannot create a temporary file beside " + path);
+    std::size_t written = 0;
+    while (written < content.size()) {
+        const ssize_t n = ::write(fd, content.data() + written, content.size() - written);
+        if (n <= 0) {
+            ::close(fd);
+            ::unlink(tmp.c_str());
+            return fail(ExitCode::failure, "cannot write " + path);
+        }
+        written += static_cast<std::size_t>(n);
+    }
+    ::fchmod(fd, 0644);
+    ::fsync(fd);
+    ::close(fd);
+    if (::rename(tmp.c_str(), path.c_str()) != 0) {
+        ::unlink(tmp.c_str());
+        return fail(ExitCode::failure, "cannot move the new file into place at " + path);
+    }
+    return {};
+}
+
+Result<void> save_matrix(const Matrix& matrix, const std::string& path) {
+    return write_file_atomic(path, matrix_to_json(matrix));
+}
+
+std::string default_matrix_path(const std::string& machine_config_dir) { return machine_config_dir + "/matrix.json"; }
+
+}  // namespace sonata
