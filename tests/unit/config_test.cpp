@@ -1,0 +1,86 @@
+// Config parsing: every key known, every value checked, errors with file, line and "did you mean".
+#include <gtest/gtest.h>
+
+#include "core/config.hpp"
+
+namespace sonata {
+namespace {
+
+Error parse_error(const std::string& text) {
+    auto config = parse_config(text, "sonata.toml");
+    EXPECT_FALSE(config) << text;
+    return config ? Error{} : config.error();
+}
+
+TEST(Config, ParsesEverySection) {
+    auto config = parse_config(R"(gate = "strict"
+session_max_age_seconds = 600
+[timeouts]
+version_seconds = 3
+probe_seconds = 90
+[roles.reviewer]
+kind = "read-only"
+harness = "codex"
+model = "gpt-5"
+[harnesses.codex]
+path = "/opt/codex"
+args = ["-c", "model_reasoning_effort=\"high\""]
+)",
+                               "sonata.toml");
+    ASSERT_TRUE(config) << config.error().message;
+    EXPECT_EQ(config->gate, GateStrictness::strict);
+    EXPECT_EQ(config->session_max_age, std::chrono::seconds(600));
+    EXPECT_EQ(config->version_timeout, std::chrono::seconds(3));
+    EXPECT_EQ(config->probe_timeout, std::chrono::seconds(90));
+    const Role reviewer = config->roles.at("reviewer");
+    EXPECT_EQ(reviewer.kind, RoleKind::read_only);
+    EXPECT_EQ(reviewer.harness, "codex");
+    EXPECT_EQ(reviewer.model, "gpt-5");
+    EXPECT_EQ(config->harnesses.at("codex").path, "/opt/codex");
+    EXPECT_EQ(config->harnesses.at("codex").args,
+              (std::vector<std::string>{"-c", "model_reasoning_effort=\"high\""}));
+    EXPECT_EQ(config->where("roles.reviewer.harness"), "sonata.toml:8: ");
+}
+
+TEST(Config, UnknownKeyNamesFileLineAndSuggestion) {
+    EXPECT_EQ(parse_error("gate = \"warn\"\n[timeouts]\nversion_secnds = 3\n").message,
+              "sonata.toml:3: unknown key 'timeouts.version_secnds' (did you mean 'version_seconds'?); known keys: "
+              "version_seconds, probe_seconds");
+    EXPECT_EQ(parse_error("gait = \"warn\"\n").code, ExitCode::config);
+}
+
+TEST(Config, BadValuesAreErrors) {
+    EXPECT_EQ(parse_error("gate = \"strikt\"\n").message,
+              "sonata.toml:1: 'gate' must be \"warn\" or \"strict\", not \"strikt\" (did you mean 'strict'?)");
+    EXPECT_EQ(parse_error("[timeouts]\nprobe_seconds = -1\n").message,
+              "sonata.toml:2: 'timeouts.probe_seconds' must be a whole number of seconds between 1 and 604800");
+    EXPECT_EQ(parse_error("[roles.x]\nkind = \"writer\"\n").message,
+              "sonata.toml:2: unknown role kind 'writer' (did you mean 'write'?); a role is 'read-only' or 'write'");
+    EXPECT_EQ(parse_error("[roles.x]\nharness = \"codex\"\n").message,
+              "sonata.toml:1: 'roles.x.kind' is missing; set it to \"read-only\" or \"write\"");
+    EXPECT_EQ(parse_error("[roles.Bad_Name]\nkind = \"write\"\n").message,
+              "sonata.toml:1: role name 'Bad_Name' must be kebab-case ([a-z0-9-])");
+    EXPECT_EQ(parse_error("[harnesses.codex]\nargs = \"--x\"\n").message,
+              "sonata.toml:2: 'harnesses.codex.args' must be an array of strings");
+}
+
+TEST(Config, MalformedTomlNamesTheLine) {
+    const Error error = parse_error("gate = \"warn\"\n[timeouts\n");
+    EXPECT_EQ(error.code, ExitCode::config);
+    EXPECT_EQ(error.message.rfind("sonata.toml:2: ", 0), 0U) << error.message;
+}
+
+TEST(Config, RolesResolveBuiltInsAndConfigured) {
+    auto config = parse_config("[roles.auditor]\nkind = \"read-only\"\n", "sonata.toml");
+    ASSERT_TRUE(config);
+    EXPECT_EQ(config->find_role("code")->kind, RoleKind::write);
+    EXPECT_EQ(config->find_role("explore")->kind, RoleKind::read_only);
+    EXPECT_EQ(config->find_role("auditor")->kind, RoleKind::read_only);
+    auto unknown = config->find_role("reveiw");
+    ASSERT_FALSE(unknown);
+    EXPECT_EQ(unknown.error().code, ExitCode::usage);
+    EXPECT_NE(unknown.error().message.find("did you mean 'review'?"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sonata
