@@ -1,0 +1,93 @@
+// The gate over a matrix: violated → refusal with evidence, unmeasured → warning or strict refusal.
+#include <gtest/gtest.h>
+
+#include "core/gate.hpp"
+
+namespace sonata {
+namespace {
+
+Decision plan_decision() {
+    Decision d;
+    d.harness = "codex";
+    d.version = "0.171.0";
+    d.parent_mode = Mode::default_mode;
+    d.effective_mode = Mode::plan;
+    d.role = Role{"review", RoleKind::read_only, {}, {}};
+    Invocation inv;
+    inv.argv = {"codex", "exec", "--sandbox", "read-only"};
+    inv.relies_on = {"write-withheld", "shell-write-withheld"};
+    d.outcome = inv;
+    return d;
+}
+
+Cell cell(const std::string& probe, Verdict verdict) {
+    Cell c;
+    c.harness = "codex";
+    c.version = "0.171.0";
+    c.probe = probe;
+    c.mode = "plan";
+    c.role = "read-only";
+    c.verdict = verdict;
+    c.evidence.files_changed = {"created work/probe-write.txt"};
+    return c;
+}
+
+TEST(Gate, AllEnforcedRuns) {
+    Matrix m;
+    m.merge({cell("write-withheld", Verdict::enforced), cell("shell-write-withheld", Verdict::enforced)});
+    Decision d = plan_decision();
+    const auto checks = apply_gate(d, &m, GateStrictness::strict);
+    ASSERT_TRUE(d.runs());
+    EXPECT_TRUE(d.warnings.empty());
+    EXPECT_EQ(gate_to_json(checks, d),
+              R"({"probes":{"write-withheld":"enforced","shell-write-withheld":"enforced"},"status":"pass"})");
+}
+
+TEST(Gate, ViolatedRefusesQuotingProbeAndEvidence) {
+    Matrix m;
+    m.merge({cell("write-withheld", Verdict::enforced), cell("shell-write-withheld", Verdict::violated)});
+    Decision d = plan_decision();
+    apply_gate(d, &m, GateStrictness::warn);
+    ASSERT_FALSE(d.runs());
+    EXPECT_EQ(d.refusal().reason,
+              "probe shell-write-withheld measured 'violated' for codex@0.171.0 in plan mode: files changed: "
+              "created work/probe-write.txt");
+    EXPECT_FALSE(d.refusal().alternatives.empty());
+}
+
+TEST(Gate, UnmeasuredWarnsOrRefusesUnderStrict) {
+    Matrix m;
+    m.merge({cell("write-withheld", Verdict::enforced)});
+    Decision warned = plan_decision();
+    apply_gate(warned, &m, GateStrictness::warn);
+    ASSERT_TRUE(warned.runs());
+    ASSERT_EQ(warned.warnings.size(), 1U);
+    EXPECT_EQ(warned.warnings[0],
+              "shell-write-withheld not measured for codex@0.171.0; run `sonata probe --harness codex`");
+
+    Decision strict = plan_decision();
+    apply_gate(strict, &m, GateStrictness::strict);
+    ASSERT_FALSE(strict.runs());
+    EXPECT_EQ(strict.refusal().reason, "gate = \"strict\" and shell-write-withheld not measured for codex@0.171.0");
+}
+
+TEST(Gate, OtherVersionIsUnmeasured) {
+    Matrix m;
+    m.merge({cell("write-withheld", Verdict::violated), cell("shell-write-withheld", Verdict::violated)});
+    Decision d = plan_decision();
+    d.version = "0.172.0";
+    apply_gate(d, &m, GateStrictness::warn);
+    EXPECT_TRUE(d.runs());
+    ASSERT_EQ(d.warnings.size(), 1U);
+}
+
+TEST(Gate, NoMatrixMeansUnmeasured) {
+    Decision d = plan_decision();
+    const auto checks = apply_gate(d, nullptr, GateStrictness::warn);
+    EXPECT_TRUE(d.runs());
+    EXPECT_EQ(gate_to_json(checks, d),
+              R"({"probes":{"write-withheld":"unmeasured","shell-write-withheld":"unmeasured"},"status":"pass"})");
+}
+
+}  // namespace
+}  // namespace sonata
