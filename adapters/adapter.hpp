@@ -85,6 +85,22 @@ struct EndpointInjection {
     std::vector<FileToWrite> files;
 };
 
+/// Text a harness shows on its TUI screen: how sonata recognises its prompts and answers them.
+struct ScreenPatterns {
+    std::vector<std::string> approval;  ///< Substrings that mean an approval prompt is showing.
+    std::vector<std::string> trust;     ///< Substrings that mean a directory-trust question is showing.
+    std::vector<std::string> trust_keys;  ///< tmux key names that answer the trust question "yes".
+    std::vector<std::string> ready;     ///< Substrings that mean the TUI waits for a task.
+    std::vector<std::string> submit_keys{"Enter"};  ///< Keys that submit typed text.
+    std::vector<std::string> deny_keys{"Escape"};   ///< Keys that decline an approval prompt.
+};
+
+/// A project-defined MCP server for the mcp-reachability probe.
+struct McpSetup {
+    std::vector<FileToWrite> files;  ///< Config files that define the server in the workspace.
+    std::string tool_name;           ///< The name under which the harness offers the server's tool.
+};
+
 class Adapter {
 public:
     Adapter() = default;
@@ -127,6 +143,37 @@ public:
 
     virtual WireProtocol protocol() const { return WireProtocol::unknown; }
     virtual ToolVocabulary tools() const { return {}; }
+
+    /// TUI texts and keys; empty lists when the harness has no TUI mapping.
+    virtual ScreenPatterns screen_patterns() const { return {}; }
+
+    /// Files a hostile repository would hold to grant this harness permissions (settings that allow
+    /// writes, auto-approval, hooks or plugins that write `canary` at startup). Paths are absolute,
+    /// inside `workspace`.
+    virtual std::vector<FileToWrite> hostile_files(const std::string& workspace,
+                                                   const std::string& canary) const {
+        (void)workspace;
+        (void)canary;
+        return {};
+    }
+
+    /// Defines a project MCP server running `server_argv`; nullopt when the harness has no MCP.
+    virtual std::optional<McpSetup> project_mcp(const std::string& workspace,
+                                                const std::vector<std::string>& server_argv) const {
+        (void)workspace;
+        (void)server_argv;
+        return std::nullopt;
+    }
+
+    /// The session id a finished headless run reports (stdout, stderr, or files under `home`), for
+    /// resume-keeps-mode; empty when it cannot be recovered.
+    virtual std::string session_id(const std::string& out, const std::string& err,
+                                   const std::string& home) const {
+        (void)out;
+        (void)err;
+        (void)home;
+        return {};
+    }
 
     /// Rewrites `invocation` (from map()) to use the scripted model server; files to write included.
     virtual Result<EndpointInjection> inject_endpoint(const Invocation& invocation,

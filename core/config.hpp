@@ -28,7 +28,7 @@ struct HarnessConfig {
 struct Config {
     std::string source;  ///< The file it came from; empty when built-in defaults.
     GateStrictness gate = GateStrictness::warn;
-    std::chrono::seconds version_timeout{5};
+    std::chrono::seconds version_timeout{15};
     std::chrono::seconds probe_timeout{120};
     std::chrono::seconds session_max_age{12 * 3600};
     std::map<std::string, Role> roles;  ///< Configured roles (built-ins are added by find_role).

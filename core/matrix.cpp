@@ -206,34 +206,6 @@ Result<Matrix> load_matrix(const std::string& path) {
     return parse_matrix(text.str(), path);
 }
 
-Result<void> write_file_atomic(const std::string& path, const std::string& content) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    const fs::path target(path);
-    if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
-    std::string tmp = path + ".tmp-XXXXXX";
-    const int fd = ::mkstemp(tmp.data());
-    if (fd < 0) return fail(ExitCode::failure, "cannot create a temporary file beside " + path);
-    std::size_t written = 0;
-    while (written < content.size()) {
-        const ssize_t n = ::write(fd, content.data() + written, content.size() - written);
-        if (n <= 0) {
-            ::close(fd);
-            ::unlink(tmp.c_str());
-            return fail(ExitCode::failure, "cannot write " + path);
-        }
-        written += static_cast<std::size_t>(n);
-    }
-    ::fchmod(fd, 0644);
-    ::fsync(fd);
-    ::close(fd);
-    if (::rename(tmp.c_str(), path.c_str()) != 0) {
-        ::unlink(tmp.c_str());
-        return fail(ExitCode::failure, "cannot move the new file into place at " + path);
-    }
-    return {};
-}
-
 Result<void> save_matrix(const Matrix& matrix, const std::string& path) {
     return write_file_atomic(path, matrix_to_json(matrix));
 }

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/fs.hpp"  // write_file_atomic, which matrix users have always reached from here
 #include "core/result.hpp"
 
 namespace sonata {
@@ -90,8 +91,5 @@ Result<void> save_matrix(const Matrix& matrix, const std::string& path);
 
 /// The machine's matrix file: <machine config dir>/matrix.json.
 std::string default_matrix_path(const std::string& machine_config_dir);
-
-/// Writes `content` to `path` atomically (temp file in the same directory, fsync, rename).
-Result<void> write_file_atomic(const std::string& path, const std::string& content);
 
 }  // namespace sonata

@@ -3,10 +3,12 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/result.hpp"
@@ -14,6 +16,15 @@
 namespace sonata {
 
 using Environment = std::map<std::string, std::string>;
+
+/// Which of the child's output streams a chunk came from.
+enum class OutputStream {
+    out,  ///< stdout
+    err,  ///< stderr
+};
+
+/// Called with each chunk as it arrives, on the thread that called run(); whole output, untruncated.
+using OutputCallback = std::function<void(OutputStream, std::string_view)>;
 
 /// One process to run. Nothing passes through a shell: argv[0] is an absolute path or a name looked
 /// up on the PATH of `env`.
@@ -25,6 +36,10 @@ struct ProcessRequest {
     std::chrono::milliseconds timeout{30'000};
     std::chrono::milliseconds kill_grace{1'000};  ///< Between SIGTERM and SIGKILL to the group.
     std::size_t max_output_bytes = 1U << 20U;     ///< Per stream; the tail beyond it is kept.
+    /// After the child exits, how long a leftover process of its group may hold the output pipes
+    /// open before the group is killed (capped by what is left of `timeout`).
+    std::chrono::milliseconds exit_drain{2'000};
+    OutputCallback on_output;  ///< Optional live view of the output (logs, TUI-less progress).
 };
 
 /// How a process ended and what it printed.
@@ -37,6 +52,8 @@ struct ProcessResult {
     std::size_t out_bytes = 0; ///< Total bytes the child wrote to stdout.
     std::size_t err_bytes = 0;
     std::chrono::milliseconds duration{0};
+    int pid = 0;                   ///< The child's pid, which is also its process-group id.
+    bool leftovers_killed = false; ///< The child exited but its group held the pipes past `exit_drain`.
 };
 
 class ProcessRunner {
@@ -47,7 +64,10 @@ public:
     virtual Result<ProcessResult> run(const ProcessRequest& request) = 0;
 };
 
-/// The real runner: own process group, timeout → TERM, grace, KILL; always reaped.
+/// The real runner: own process group, timeout → TERM, grace, KILL; always reaped. When run()
+/// returns, nothing of the child's process group is left: the group is killed once the child has
+/// exited, and its orphans are reaped (the first call makes this process a child subreaper, so
+/// orphans of a child come back to it instead of to init).
 std::unique_ptr<ProcessRunner> make_system_runner();
 
 /// This process's environment as a map.

@@ -84,7 +84,11 @@ Result<Decision> decide(const PlanRequest& request) {
         invocation.argv.insert(invocation.argv.end() - (invocation.argv.back() == "--" ? 1 : 0),
                                request.extra_args.begin(), request.extra_args.end());
         add_unset(invocation, "IS_SANDBOX");
-        for (const auto& name : a.permission_env()) add_unset(invocation, name);
+        for (const auto& name : a.permission_env()) {
+            // A variable the mapping sets itself (opencode's injected agent) replaces the inherited
+            // value; unsetting it too would leave the child's environment ambiguous.
+            if (invocation.env.count(name) == 0) add_unset(invocation, name);
+        }
         if (auto guard = check_forbidden(a, decision.effective_mode, invocation.argv, "mapping"); !guard) {
             return tl::unexpected(guard.error());
         }

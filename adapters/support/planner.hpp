@@ -26,7 +26,8 @@ struct PlanRequest {
 };
 
 /// Decides one dispatch. Errors: unknown harness, bad option keys or values, forbidden extra args.
-/// Guarantees on success: IS_SANDBOX and the harness's permission variables are in env_unset;
+/// Guarantees on success: IS_SANDBOX and the harness's permission variables are in env_unset,
+/// except a permission variable the mapping sets itself (never both set and unset);
 /// no forbidden flag appears in argv; a refusal has a reason and at least one alternative.
 Result<Decision> decide(const PlanRequest& request);
 

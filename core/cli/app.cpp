@@ -5,10 +5,12 @@
 #include <exception>
 #include <filesystem>
 #include <iostream>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 
 #include "core/process.hpp"
+#include "core/session.hpp"
 
 namespace sonata::cli {
 
@@ -56,6 +58,10 @@ int run_parsed(CLI::App& app, int argc, char** argv, Action& action) {
 }  // namespace
 
 int run(int argc, char** argv) {
+    // `sonata hook` runs on every tool call of the user's Claude Code session: a bare `hook` skips
+    // building the command-line parser, which is a measurable part of its time. `hook --help` and
+    // anything else still go through CLI11.
+    if (argc == 2 && std::string_view(argv[1]) == "hook") return run_hook(current_environment());
     try {
         CLI::App app{"sonata — hand work to other coding-agent CLIs, never more permissive than the "
                      "Claude Code session that asked"};

@@ -34,6 +34,7 @@ void add_init(CLI::App& app, Action& action);
 void add_probe(CLI::App& app, Action& action);
 void add_model_server(CLI::App& app, Action& action);
 void add_report(CLI::App& app, Action& action);
+void add_mcp_canary(CLI::App& app, Action& action);
 
 /// Parses argv, runs the chosen subcommand, prints errors as `sonata: error: …`; returns the exit code.
 int run(int argc, char** argv);

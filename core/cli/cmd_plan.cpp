@@ -25,6 +25,7 @@ struct PlanArgs {
     std::string resume;
     std::optional<double> budget;
     std::string version;
+    std::string matrix;
     bool json = false;
 };
 
@@ -32,7 +33,7 @@ Result<int> run_plan(const PlanArgs& args, const Context& context) {
     auto config = context.config();
     if (!config) return tl::unexpected(config.error());
     PlanSetup setup{args.harness, args.mode, args.session, args.role, args.model, args.options,
-                    args.resume, args.budget, args.version};
+                    args.resume, args.budget, args.version, args.matrix};
     auto planned = plan_dispatch(setup, *config, context);
     if (!planned) return tl::unexpected(planned.error());
     if (args.json) {
@@ -57,6 +58,7 @@ void add_plan(CLI::App& app, Action& action) {
     cmd->add_option("--resume", args->resume, "Resume this harness session, keeping the mode's restrictions");
     cmd->add_option("--max-budget-usd", args->budget, "Spending limit, where the harness enforces one");
     cmd->add_option("--harness-version", args->version, "Plan for this harness version instead of detecting it");
+    cmd->add_option("--matrix", args->matrix, "Capability matrix for the gate (default: this machine's)");
     cmd->add_flag("--json", args->json, "Print one JSON object");
     cmd->callback([&action, args] {
         action = [args](const Context& context) { return run_plan(*args, context); };

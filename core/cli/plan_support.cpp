@@ -1,11 +1,15 @@
 // Resolution of a dispatch's inputs and the call into the planner.
 #include "core/cli/plan_support.hpp"
 
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
 #include "adapters/registry.hpp"
 #include "adapters/support/detect.hpp"
 #include "adapters/support/planner.hpp"
+#include "core/gate.hpp"
+#include "core/session.hpp"
 
 namespace sonata::cli {
 namespace {
@@ -25,18 +29,79 @@ Result<void> check_config_harnesses(const Config& config) {
     return {};
 }
 
+/// The parent's mode and where it came from: "--mode", "session-file" or "default".
 struct ModeChoice {
     Mode mode = Mode::default_mode;
     std::string source = "default";
+    std::string session_id;    ///< The session looked up; empty when none was.
+    std::string session_file;  ///< The file the mode came from; empty when none.
+    bool stale = false;
+    std::vector<std::string> warnings;
 };
 
-Result<ModeChoice> choose_mode(const PlanSetup& setup) {
+/// The session to look up: --session, else $CLAUDE_CODE_SESSION_ID; empty when neither is set.
+std::pair<std::string, std::string> session_to_look_up(const PlanSetup& setup, const Context& context) {
+    if (!setup.session.empty()) return {setup.session, "--session"};
+    const auto env = context.env.find("CLAUDE_CODE_SESSION_ID");
+    if (env != context.env.end() && !env->second.empty()) return {env->second, "$CLAUDE_CODE_SESSION_ID"};
+    return {};
+}
+
+// --mode wins; else the session file of --session or $CLAUDE_CODE_SESSION_ID (the project's
+// .sonata/ first, then the machine config dir); else default. A stale file is still evidence of
+// the parent's mode, but an old one may no longer hold: the narrower of its mode and default wins,
+// so staleness can only ever narrow. A corrupt file is an error, never a silent default.
+Result<ModeChoice> choose_mode(const PlanSetup& setup, const Config& config, const Context& context) {
     if (!setup.mode.empty()) {
         auto mode = parse_mode(setup.mode);
         if (!mode) return tl::unexpected(mode.error());
-        return ModeChoice{*mode, "--mode"};
+        return ModeChoice{*mode, "--mode", {}, {}, false, {}};
     }
-    return ModeChoice{};
+    ModeChoice choice;
+    const auto [id, from] = session_to_look_up(setup, context);
+    if (id.empty()) return choice;
+    if (!is_safe_session_id(id)) {
+        return fail(ExitCode::usage, from + ": session id is not a safe id: use 1 to 128 of the characters A-Z a-z 0-9 _ -");
+    }
+    choice.session_id = id;
+    const auto where = locate_config(context.cwd, context.env);
+    auto found = find_session(id, where.project_dir, where.machine_dir, config.session_max_age,
+                              std::chrono::system_clock::now());
+    if (!found) return tl::unexpected(found.error());
+    if (!*found) {
+        choice.warnings.push_back("no session file for session " + id + " (from " + from +
+                                  "): assuming default; `sonata init` installs the hook that records it");
+        return choice;
+    }
+    const SessionLookup& lookup = **found;
+    choice.source = "session-file";
+    choice.session_file = lookup.path;
+    choice.mode = lookup.record.mode;
+    if (lookup.stale) {
+        choice.stale = true;
+        if (!no_wider_than(choice.mode, Mode::default_mode)) choice.mode = Mode::default_mode;
+        choice.warnings.push_back("session file " + lookup.path + " is stale (updated " +
+                                  std::to_string(lookup.age.count()) + "s ago, limit " +
+                                  std::to_string(config.session_max_age.count()) + "s): its mode " +
+                                  std::string(to_string(lookup.record.mode)) + " may no longer hold, so " +
+                                  std::string(to_string(choice.mode)) + " is used");
+    }
+    return choice;
+}
+
+/// Consults the capability matrix (--matrix, else this machine's). A missing matrix means "not
+/// measured"; a corrupt one is an error, never "all good".
+Result<std::string> gate_decision(Decision& decision, const PlanSetup& setup, const Config& config,
+                                  const Context& context) {
+    const std::string path = !setup.matrix.empty() ? setup.matrix : default_matrix_path(machine_dir(context.env));
+    std::optional<Matrix> matrix;
+    if (!setup.matrix.empty() || ::access(path.c_str(), F_OK) == 0) {
+        auto loaded = load_matrix(path);
+        if (!loaded) return tl::unexpected(loaded.error());
+        matrix = std::move(*loaded);
+    }
+    const auto checks = apply_gate(decision, matrix ? &*matrix : nullptr, config.gate);
+    return gate_to_json(checks, decision);
 }
 
 }  // namespace
@@ -51,7 +116,7 @@ Result<Planned> plan_dispatch(const PlanSetup& setup, const Config& config, cons
     }
     auto adapter = adapters::find_adapter(harness);
     if (!adapter) return tl::unexpected(adapter.error());
-    auto mode = choose_mode(setup);
+    auto mode = choose_mode(setup, config, context);
     if (!mode) return tl::unexpected(mode.error());
     auto options = parse_task_options(setup.options);
     if (!options) return tl::unexpected(options.error());
@@ -83,8 +148,15 @@ Result<Planned> plan_dispatch(const PlanSetup& setup, const Config& config, cons
     auto decision = adapters::decide(request);
     if (!decision) return tl::unexpected(decision.error());
     decision->warnings.insert(decision->warnings.begin(), warnings.begin(), warnings.end());
+    decision->warnings.insert(decision->warnings.begin(), mode->warnings.begin(), mode->warnings.end());
     nlohmann::ordered_json extra;
     extra["mode_source"] = mode->source;
+    extra["session_id"] = mode->session_id.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(mode->session_id);
+    extra["session_file"] = mode->session_file.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(mode->session_file);
+    extra["mode_stale"] = mode->stale;
+    auto gate = gate_decision(*decision, setup, config, context);
+    if (!gate) return tl::unexpected(gate.error());
+    extra["gate"] = nlohmann::ordered_json::parse(*gate);
     return Planned{*decision, extra.dump()};
 }
 

@@ -21,6 +21,7 @@ struct PlanSetup {
     std::string resume;
     std::optional<double> budget;
     std::string version;  ///< Empty: detect.
+    std::string matrix;   ///< Empty: this machine's matrix.
 };
 
 struct Planned {

@@ -1,0 +1,177 @@
+// OpenAI Codex CLI (`codex`), checked against 0.171.0: the mode picks codex's own sandbox policy;
+// `exec` for plan, acceptEdits and bypassPermissions, the interactive TUI (which can ask) for
+// default. Never --dangerously-bypass-approvals-and-sandbox, --full-auto or --yolo.
+#include <algorithm>
+#include <array>
+
+#include <fmt/format.h>
+
+#include "adapters/adapter.hpp"
+#include "adapters/support/relies.hpp"
+
+namespace sonata::adapters {
+namespace {
+
+/// codex's sandbox policies, narrowest first (the order is what "no wider than" compares).
+enum class Sandbox {
+    read_only,          ///< Reads anywhere, writes nowhere.
+    workspace_write,    ///< Writes inside the workspace (and temp dirs codex allows).
+    danger_full_access, ///< No sandbox at all.
+};
+
+const std::vector<std::string> k_sandbox_names{"read-only", "workspace-write",
+                                               "danger-full-access"};
+constexpr const char* k_option_sandbox = "sandbox";
+constexpr const char* k_tui_approval = R"(approval_policy="on-request")";
+
+const std::string& name_of(Sandbox sandbox) {
+    return k_sandbox_names[static_cast<std::size_t>(sandbox)];
+}
+
+/// The sandbox each mode grants: read-only for plan, confined writes for default and acceptEdits.
+Sandbox granted_by(Mode mode) {
+    switch (mode) {
+    case Mode::plan: return Sandbox::read_only;
+    case Mode::default_mode:
+    case Mode::accept_edits: return Sandbox::workspace_write;
+    case Mode::bypass_permissions: return Sandbox::danger_full_access;
+    }
+    return Sandbox::read_only;
+}
+
+/// The per-task `sandbox` option: honoured when no wider than `granted`, else an error.
+Result<Sandbox> narrow(const TaskOptions& options, Sandbox granted, Mode mode) {
+    const auto value = options.get(k_option_sandbox);
+    if (!value) return granted;
+    const auto it = std::find(k_sandbox_names.begin(), k_sandbox_names.end(), *value);
+    if (it == k_sandbox_names.end())
+        return tl::unexpected(invalid_option(k_option_sandbox, *value, k_sandbox_names));
+    const auto asked = static_cast<Sandbox>(it - k_sandbox_names.begin());
+    if (asked > granted) {
+        return tl::unexpected(
+            widening_option(k_option_sandbox, *value,
+                            fmt::format("codex in {} mode gets at most --sandbox {}",
+                                        to_string(mode), name_of(granted))));
+    }
+    return asked;
+}
+
+/// What a sandbox tier relies on: a read-only one withholds every write, a workspace one confines
+/// writes to the workspace, full access relies on nothing.
+std::vector<std::string> relies_for(Sandbox sandbox) {
+    switch (sandbox) {
+    case Sandbox::read_only: return relies::read_only();
+    case Sandbox::workspace_write: return relies::workspace_edits();
+    case Sandbox::danger_full_access: return {};
+    }
+    return {};
+}
+
+void append_unique(std::vector<std::string>& to, const std::vector<std::string>& from) {
+    for (const auto& id : from) {
+        if (std::find(to.begin(), to.end(), id) == to.end()) to.push_back(id);
+    }
+}
+
+class Codex final : public Adapter {
+public:
+    std::string_view id() const override { return "codex"; }
+    std::vector<std::string> executable_names() const override { return {"codex"}; }
+    std::vector<std::string> accepted_options() const override { return {k_option_sandbox}; }
+
+    Result<Outcome> map(const PlanInput& in) const override {
+        Invocation inv;
+        Sandbox granted = granted_by(in.mode);
+        if (in.mode == Mode::bypass_permissions && in.options.forbids_bypass()) {
+            granted = Sandbox::workspace_write;
+            inv.notes.push_back(
+                "dangerously_skip_permissions=false: --sandbox workspace-write instead of "
+                "danger-full-access");
+        }
+        auto sandbox = narrow(in.options, granted, in.mode);
+        if (!sandbox) return tl::unexpected(sandbox.error());
+
+        const bool tui = in.mode == Mode::default_mode;
+        inv.argv = {in.executable};
+        if (tui) {
+            inv.argv.insert(inv.argv.end(), {"-c", k_tui_approval});
+        } else {
+            inv.argv.emplace_back("exec");
+        }
+        inv.argv.insert(inv.argv.end(), {"--sandbox", name_of(*sandbox)});
+        if (!in.model.empty()) inv.argv.insert(inv.argv.end(), {"-m", in.model});
+        if (tui) {
+            inv.relies_on = relies::with_trust_dialog(relies::asks_first());
+            append_unique(inv.relies_on, relies_for(*sandbox));
+            inv.notes.push_back(
+                "interactive TUI in tmux: approval prompts surface as PAUSED; its stdout "
+                "must stay attached to the pane");
+        } else {
+            inv.relies_on = relies_for(*sandbox);
+            if (*sandbox == Sandbox::workspace_write) {
+                inv.notes.push_back(
+                    "exec asks nothing: commands run unasked inside the workspace-write sandbox");
+            }
+        }
+        if (!in.resume_session.empty()) {
+            // Flags before `resume` belong to the parent command, so the restrictions are
+            // re-passed.
+            inv.argv.insert(inv.argv.end(), {"resume", in.resume_session});
+            relies::add_resume(inv.relies_on);
+        }
+        if (in.max_budget_usd)
+            inv.notes.push_back("codex cannot enforce max_budget_usd: it is not passed on");
+        inv.interactive = tui;
+        inv.prompt = tui ? PromptChannel::tmux_keys : PromptChannel::argument;
+        inv.report = tui ? ReportSource::pane_text : ReportSource::stdout_text;
+        return inv;
+    }
+
+    std::vector<std::string> forbidden_flags(Mode mode) const override {
+        // The approval policy is sonata's to choose; --add-dir widens the writable roots.
+        std::vector<std::string> flags{"--dangerously-bypass-approvals-and-sandbox", "--full-auto",
+                                       "--yolo", "--ask-for-approval", "-a"};
+        if (mode != Mode::bypass_permissions) flags.emplace_back("--add-dir");
+        return flags;
+    }
+
+    WireProtocol protocol() const override { return WireProtocol::openai_responses; }
+
+    ToolVocabulary tools() const override {
+        // apply_patch carries the path inside its patch text ("*** Add File: <path>"), so it names
+        // no path field; exec may not offer it at all, and then the shell is the only door.
+        return {{"apply_patch"}, "",        "input", false, {"exec_command"}, "cmd",
+                {"spawn_agent"}, "message", {}};
+    }
+
+    Result<EndpointInjection> inject_endpoint(const Invocation& inv,
+                                              const EndpointSpec& ep) const override {
+        EndpointInjection out{inv, {}};
+        auto& argv = out.invocation.argv;
+        const auto at = argv.begin() + ((argv.size() > 1 && argv[1] == "exec") ? 2 : 1);
+        const std::string provider =
+            fmt::format(R"(model_providers.probe={{name="probe",base_url="{}/v1",)"
+                        R"(env_key="PROBE_KEY",wire_api="responses"}})",
+                        ep.base_url);
+        const auto after = argv.insert(at, {"-c", "model_provider=probe", "-c", provider}) + 4;
+        if (auto m = std::find(argv.begin(), argv.end(), "-m");
+            m != argv.end() && m + 1 != argv.end()) {
+            *(m + 1) = ep.model;
+        } else {
+            argv.insert(after, {"-m", ep.model});
+        }
+        const std::string codex_home = ep.home + "/.codex";
+        out.invocation.env.insert({{"PROBE_KEY", ep.api_key}, {"CODEX_HOME", codex_home}});
+        // codex refuses a CODEX_HOME that does not exist; the file makes the directory.
+        out.files.push_back(
+            {codex_home + "/config.toml",
+             "# CODEX_HOME of one sonata probe run: every setting comes from the command line.\n"});
+        return out;
+    }
+};
+
+} // namespace
+
+std::unique_ptr<Adapter> make_codex() { return std::make_unique<Codex>(); }
+
+} // namespace sonata::adapters

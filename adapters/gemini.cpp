@@ -1,0 +1,79 @@
+// Gemini CLI (`gemini`), checked against 0.61.0 with a scripted model server: one `--approval-mode`
+// tier per mode, headless with the prompt on stdin, `--skip-trust` on every tier. Headless
+// `default` withholds the write and shell tools and `auto_edit` the shell (measured from the tool
+// lists it offered), so both refuse rather than ask. Never -y/--yolo: the yolo tier is spelled
+// `--approval-mode yolo`, and 0.61.0 rejects the two together.
+#include "adapters/support/gemini_family.hpp"
+
+namespace sonata::adapters {
+namespace {
+
+// Offline headless gemini needs the auth type chosen (else exit 41) and nothing phoning home.
+constexpr const char* k_probe_settings =
+    R"({"security":{"auth":{"selectedType":"gemini-api-key"}},"telemetry":{"enabled":false},)"
+    R"("privacy":{"usageStatisticsEnabled":false},)"
+    R"("general":{"enableAutoUpdate":false,"enableAutoUpdateNotification":false}})";
+
+class Gemini final : public GeminiFamily {
+public:
+    std::string_view id() const override { return "gemini"; }
+    std::vector<std::string> executable_names() const override { return {"gemini"}; }
+
+    std::vector<std::string> permission_env() const override {
+        // Trust, sandbox and where the system/user settings (and so the tool policies) come from.
+        return {"GEMINI_CLI_TRUST_WORKSPACE",      "GEMINI_SANDBOX",
+                "GEMINI_CLI_SYSTEM_SETTINGS_PATH", "GEMINI_CLI_SYSTEM_DEFAULTS_PATH",
+                "GEMINI_CLI_TRUSTED_FOLDERS_PATH", "GEMINI_CLI_HOME"};
+    }
+
+    WireProtocol protocol() const override { return WireProtocol::gemini; }
+
+    ToolVocabulary tools() const override {
+        // plan offers exit_plan_mode, the other tiers enter_plan_mode; every tier invoke_agent.
+        return {{"write_file"},
+                "file_path",
+                "content",
+                true,
+                {"run_shell_command"},
+                "command",
+                {"invoke_agent"},
+                "prompt",
+                {"exit_plan_mode", "enter_plan_mode"}};
+    }
+
+    Result<EndpointInjection> inject_endpoint(const Invocation& inv,
+                                              const EndpointSpec& ep) const override {
+        EndpointInjection out{inv, {}};
+        out.invocation.env.insert(
+            {{"GEMINI_API_KEY", ep.api_key}, {"GOOGLE_GEMINI_BASE_URL", ep.base_url}});
+        out.files.push_back({ep.home + "/.gemini/settings.json", k_probe_settings});
+        return out;
+    }
+
+protected:
+    std::array<std::string, 4> approval_modes() const override {
+        return {"plan", "default", "auto_edit", "yolo"};
+    }
+
+    // Headless gemini exits 55 in a folder it does not trust; the alternative,
+    // GEMINI_CLI_TRUST_WORKSPACE, is a permission variable sonata removes.
+    std::vector<std::string> startup_flags() const override { return {"--skip-trust"}; }
+
+    std::vector<std::string> startup_notes() const override {
+        return {
+            "--skip-trust: the workspace is trusted for this run, so its own settings, extensions "
+            "and MCP servers load"};
+    }
+
+    std::vector<std::string> widening_flags(Mode mode) const override {
+        if (mode == Mode::bypass_permissions) return {};
+        // Allow-lists and policy files approve tools; more directories widen the workspace.
+        return {"--allowed-tools", "--policy", "--admin-policy", "--include-directories"};
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<Adapter> make_gemini() { return std::make_unique<Gemini>(); }
+
+}  // namespace sonata::adapters

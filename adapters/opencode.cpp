@@ -1,0 +1,222 @@
+// OpenCode (`opencode`), two lines picked by the detected version: 1.18 (checked against 1.18.33)
+// selects its built-in plan/build agents; 2.x (facts from the 2.0 seeds, unmeasured here) injects a
+// deny-by-default agent through OPENCODE_CONFIG_CONTENT. `run` has no approval UI, so default is
+// refused. Tool permission rules, not an OS sandbox: the probes decide what they are worth.
+#include <algorithm>
+#include <cctype>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "adapters/adapter.hpp"
+#include "adapters/support/relies.hpp"
+
+namespace sonata::adapters {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr const char* k_config_env = "OPENCODE_CONFIG_CONTENT";
+constexpr const char* k_plan_agent = "sonata-plan";
+constexpr const char* k_edit_agent = "sonata-edit";
+
+/// Which facts apply to the installed opencode.
+enum class Line {
+    v1_18, ///< 1.x: `run --agent plan|build [--auto]`.
+    v2,    ///< 2.x: `run --standalone`, injected agents, `--auto` for bypass.
+};
+
+/// The leading number of a version string, when there is one.
+std::optional<int> major_of(const std::string& version) {
+    if (version.empty() || !std::isdigit(static_cast<unsigned char>(version.front())))
+        return std::nullopt;
+    int major = 0;
+    for (const char c : version) {
+        if (!std::isdigit(static_cast<unsigned char>(c))) break;
+        major = major * 10 + (c - '0');
+        if (major > 1000) return std::nullopt;
+    }
+    return major;
+}
+
+/// The line for `version`; a note when the choice is a fallback.
+Line line_for(const std::string& version, std::vector<std::string>& notes) {
+    const auto major = major_of(version);
+    if (major && *major >= 2) return Line::v2;
+    if (!major)
+        notes.push_back("opencode version unknown: using the 1.18 mapping");
+    else if (*major < 1)
+        notes.push_back("opencode " + version + " predates 1.x: using the 1.18 mapping");
+    return Line::v1_18;
+}
+
+/// A primary agent that denies every tool except the ones named.
+std::string injected_agent(const char* name, const std::vector<std::string>& allowed) {
+    Json permission;
+    permission["*"] = "deny";
+    for (const auto& tool : allowed)
+        permission[tool] = "allow";
+    Json config;
+    config["agent"][name] = Json{{"mode", "primary"}, {"permission", permission}};
+    return config.dump();
+}
+
+std::vector<std::string> with(std::vector<std::string> base,
+                              std::initializer_list<std::string_view> more) {
+    for (auto id : more) {
+        if (std::find(base.begin(), base.end(), id) == base.end()) base.emplace_back(id);
+    }
+    return base;
+}
+
+class OpenCode final : public Adapter {
+public:
+    std::string_view id() const override { return "opencode"; }
+    std::vector<std::string> executable_names() const override { return {"opencode"}; }
+    std::vector<std::string> install_dirs() const override {
+        auto dirs = Adapter::install_dirs();
+        dirs.insert(dirs.begin(), "~/.opencode/bin");
+        return dirs;
+    }
+
+    Result<Outcome> map(const PlanInput& in) const override {
+        if (in.mode == Mode::default_mode) {
+            return refuse(
+                "opencode run has no approval UI: with permissions unset it runs commands "
+                "unasked, and with \"ask\" rules it auto-rejects them, so \"ask me first\" "
+                "cannot be honoured",
+                {"dispatch in acceptEdits or bypassPermissions mode",
+                 "use harness codex, whose interactive TUI asks before acting",
+                 "use a read-only role (it runs as plan)"});
+        }
+        Invocation inv;
+        const Line line = line_for(in.version, inv.notes);
+        inv.argv = {in.executable, "run"};
+        if (line == Line::v1_18) {
+            map_v1_18(in, inv);
+        } else {
+            map_v2(in, inv);
+        }
+        if (!in.model.empty()) inv.argv.insert(inv.argv.end(), {"--model", in.model});
+        if (!in.resume_session.empty()) {
+            inv.argv.insert(inv.argv.end(), {"--session", in.resume_session});
+            relies::add_resume(inv.relies_on);
+        }
+        if (in.max_budget_usd)
+            inv.notes.push_back("opencode cannot enforce max_budget_usd: it is not passed on");
+        inv.argv.emplace_back("--"); // the message is positional; the runner appends it
+        inv.prompt = PromptChannel::argument;
+        inv.report = ReportSource::stdout_text;
+        return inv;
+    }
+
+    std::vector<std::string> forbidden_flags(Mode mode) const override {
+        // --attach would run on a server whose configuration is not the one sonata chose; sessions
+        // continue only through sonata's resume, which re-passes the restrictions.
+        std::vector<std::string> flags{"--dangerously-skip-permissions", "--yolo", "--attach",
+                                       "--continue", "-c"};
+        if (mode == Mode::plan || mode == Mode::default_mode) flags.emplace_back("--auto");
+        return flags;
+    }
+
+    std::vector<std::string> permission_env() const override {
+        return {k_config_env, "OPENCODE_PERMISSION"};
+    }
+
+    WireProtocol protocol() const override { return WireProtocol::openai_chat; }
+
+    ToolVocabulary tools() const override {
+        return {{"write"}, "filePath", "content", true,         {"bash"},
+                "command", {"task"},   "prompt",  {"plan_exit"}};
+    }
+
+    Result<EndpointInjection> inject_endpoint(const Invocation& inv,
+                                              const EndpointSpec& ep) const override {
+        EndpointInjection out{inv, {}};
+        auto& env = out.invocation.env;
+        Json config = Json::object();
+        if (const auto it = env.find(k_config_env); it != env.end()) {
+            config = Json::parse(it->second, nullptr, false);
+            if (config.is_discarded() || !config.is_object()) {
+                return fail(ExitCode::failure,
+                            "internal error: the opencode mapping set malformed JSON in " +
+                                std::string(k_config_env));
+            }
+        }
+        const std::string model = "sonata-probe/" + ep.model;
+        config["provider"]["sonata-probe"] =
+            Json{{"npm", "@ai-sdk/openai-compatible"},
+                 {"name", "sonata probe"},
+                 {"options", {{"baseURL", ep.base_url + "/v1"}, {"apiKey", ep.api_key}}},
+                 {"models", {{ep.model, {{"name", ep.model}, {"tool_call", true}}}}}};
+        config["model"] = model;
+        config["small_model"] = model;
+        config["autoupdate"] = false;
+        config["share"] = "disabled";
+        env[k_config_env] = config.dump();
+        env["OPENCODE_DISABLE_MODELS_FETCH"] = "1";
+        env["OPENCODE_DISABLE_AUTOUPDATE"] = "1";
+        auto& unset = out.invocation.env_unset;
+        unset.erase(std::remove(unset.begin(), unset.end(), k_config_env), unset.end());
+        auto& argv = out.invocation.argv;
+        if (auto m = std::find(argv.begin(), argv.end(), "--model");
+            m != argv.end() && m + 1 != argv.end()) {
+            *(m + 1) = model;
+        }
+        return out;
+    }
+
+private:
+    /// 1.18: the built-in agents. plan withholds edits by its own rules; build with --auto runs
+    /// every tool unasked, the shell included, with no sandbox.
+    static void map_v1_18(const PlanInput& in, Invocation& inv) {
+        if (in.mode == Mode::plan) {
+            inv.argv.insert(inv.argv.end(), {"--agent", "plan"});
+            inv.relies_on = relies::read_only();
+            return;
+        }
+        inv.argv.insert(inv.argv.end(), {"--agent", "build"});
+        if (in.options.forbids_bypass()) {
+            inv.notes.push_back(
+                "dangerously_skip_permissions=false: no --auto; actions that would be "
+                "asked are auto-rejected");
+        } else {
+            inv.argv.emplace_back("--auto");
+        }
+        inv.relies_on = relies::workspace_edits();
+        inv.notes.push_back("no sandbox: shell commands run unasked");
+    }
+
+    /// 2.x: a private server (--standalone) and, below bypass, an injected agent that denies every
+    /// tool it does not name (shell, sub-agents and web access included).
+    static void map_v2(const PlanInput& in, Invocation& inv) {
+        inv.argv.emplace_back("--standalone");
+        Mode mode = in.mode;
+        if (mode == Mode::bypass_permissions && in.options.forbids_bypass()) {
+            mode = Mode::accept_edits;
+            inv.notes.push_back(
+                "dangerously_skip_permissions=false: runs as acceptEdits (injected agent, "
+                "no --auto)");
+        }
+        if (mode == Mode::bypass_permissions) {
+            inv.argv.emplace_back("--auto");
+            return;
+        }
+        const bool plan = mode == Mode::plan;
+        const char* agent = plan ? k_plan_agent : k_edit_agent;
+        std::vector<std::string> allowed{"read", "grep", "glob"};
+        if (!plan) allowed.insert(allowed.end(), {"edit", "write", "patch"});
+        inv.env[k_config_env] = injected_agent(agent, allowed);
+        inv.argv.insert(inv.argv.end(), {"--agent", agent});
+        inv.relies_on = plan ? relies::read_only()
+                             : with(relies::workspace_edits(),
+                                    {probe_id::rm_prompt, probe_id::delegation_escape});
+        inv.notes.push_back("tool permission rules of an injected agent, not an OS sandbox");
+    }
+};
+
+} // namespace
+
+std::unique_ptr<Adapter> make_opencode() { return std::make_unique<OpenCode>(); }
+
+} // namespace sonata::adapters

@@ -1,0 +1,71 @@
+// Qwen Code (`qwen`, npm @qwen-code/qwen-code, a Gemini CLI fork), checked against 0.15.10 with a
+// scripted model server: the Gemini table with qwen's spellings (plan, default, auto-edit, yolo).
+// Headless default offered neither write nor shell tools and auto-edit no shell, so both refuse
+// rather than ask. The prompt goes on stdin: 0.15.10 ignores a positional prompt after `--`, and
+// its array flags would swallow one without it. No trust gate to skip in 0.15.10.
+#include <algorithm>
+
+#include "adapters/support/gemini_family.hpp"
+
+namespace sonata::adapters {
+namespace {
+
+constexpr const char* k_probe_settings =
+    R"({"general":{"enableAutoUpdate":false},"privacy":{"usageStatisticsEnabled":false},)"
+    R"("telemetry":{"enabled":false}})";
+
+class Qwen final : public GeminiFamily {
+public:
+    std::string_view id() const override { return "qwen"; }
+    std::vector<std::string> executable_names() const override { return {"qwen"}; }
+
+    std::vector<std::string> permission_env() const override {
+        // Sandbox, and where the system settings, trusted folders and user config come from.
+        return {"QWEN_SANDBOX", "QWEN_CODE_SYSTEM_SETTINGS_PATH", "QWEN_CODE_SYSTEM_DEFAULTS_PATH",
+                "QWEN_CODE_TRUSTED_FOLDERS_PATH", "QWEN_HOME"};
+    }
+
+    WireProtocol protocol() const override { return WireProtocol::openai_chat; }
+
+    ToolVocabulary tools() const override {
+        // write_file wants an absolute path. exit_plan_mode is deferred: reached via tool_search.
+        return {{"write_file"},        "file_path", "content", true,
+                {"run_shell_command"}, "command",   {"agent"}, "prompt",
+                {"exit_plan_mode"}};
+    }
+
+    Result<EndpointInjection> inject_endpoint(const Invocation& inv,
+                                              const EndpointSpec& ep) const override {
+        EndpointInjection out{inv, {}};
+        auto& argv = out.invocation.argv;
+        argv.insert(argv.begin() + 1, {"--auth-type", "openai", "--openai-base-url",
+                                       ep.base_url + "/v1", "--openai-api-key", ep.api_key});
+        if (auto m = std::find(argv.begin(), argv.end(), "-m");
+            m != argv.end() && m + 1 != argv.end()) {
+            *(m + 1) = ep.model;
+        } else {
+            argv.insert(argv.begin() + 7, {"-m", ep.model});
+        }
+        out.files.push_back({ep.home + "/.qwen/settings.json", k_probe_settings});
+        return out;
+    }
+
+protected:
+    std::array<std::string, 4> approval_modes() const override {
+        return {"plan", "default", "auto-edit", "yolo"};
+    }
+
+    std::vector<std::string> widening_flags(Mode mode) const override {
+        if (mode == Mode::bypass_permissions) return {};
+        // Allow-lists approve tools, --core-tools and --mcp-config add them, more directories
+        // widen the workspace.
+        return {"--allowed-tools", "--core-tools", "--mcp-config", "--include-directories",
+                "--add-dir"};
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<Adapter> make_qwen() { return std::make_unique<Qwen>(); }
+
+}  // namespace sonata::adapters

@@ -1,0 +1,101 @@
+// The Gemini CLI family's mode table: one approval-mode tier per Claude Code mode, narrowed by the
+// per-task `approval_mode` option, headless with the prompt on stdin.
+#include "adapters/support/gemini_family.hpp"
+
+#include <algorithm>
+
+#include "adapters/support/relies.hpp"
+
+namespace sonata::adapters {
+namespace {
+
+std::size_t rank(Mode mode) { return static_cast<std::size_t>(mode); }
+
+/// The tier `approval_mode` asks for: `granted` when absent, an error when unknown or wider.
+Result<Mode> narrow(const TaskOptions& options, const std::array<std::string, 4>& names,
+                    Mode granted, Mode mode, std::string_view harness) {
+    const auto value = options.get(k_option_approval_mode);
+    if (!value) return granted;
+    const auto it = std::find(names.begin(), names.end(), *value);
+    if (it == names.end()) {
+        return tl::unexpected(invalid_option(k_option_approval_mode, *value,
+                                             std::vector<std::string>(names.begin(), names.end())));
+    }
+    const auto asked = static_cast<Mode>(it - names.begin());
+    if (!no_wider_than(asked, granted)) {
+        return tl::unexpected(
+            widening_option(k_option_approval_mode, *value,
+                            std::string(harness) + " in " + std::string(to_string(mode)) +
+                                " mode gets at most --approval-mode " + names[rank(granted)]));
+    }
+    return asked;
+}
+
+/// What a tier relies on: plan withholds every write, default refuses what it cannot ask, the
+/// edit tier stays in the workspace and refuses the rest, yolo relies on nothing.
+std::vector<std::string> relies_for(Mode tier) {
+    switch (tier) {
+    case Mode::plan: return relies::read_only();
+    case Mode::default_mode: return relies::asks_first();
+    case Mode::accept_edits: {
+        auto ids = relies::workspace_edits();
+        ids.emplace_back(probe_id::rm_prompt);
+        return ids;
+    }
+    case Mode::bypass_permissions: return {};
+    }
+    return {};
+}
+
+}  // namespace
+
+Result<Outcome> GeminiFamily::map(const PlanInput& in) const {
+    const auto names = approval_modes();
+    Invocation inv;
+    Mode granted = in.mode;
+    if (granted == Mode::bypass_permissions && in.options.forbids_bypass()) {
+        granted = Mode::accept_edits;
+        inv.notes.push_back("dangerously_skip_permissions=false: --approval-mode " + names[2] +
+                            " instead of " + names[3]);
+    }
+    auto tier = narrow(in.options, names, granted, in.mode, id());
+    if (!tier) return tl::unexpected(tier.error());
+    if (*tier != granted) {
+        inv.notes.push_back("approval_mode=" + names[rank(*tier)] + ": narrower than " +
+                            names[rank(granted)]);
+    }
+    inv.argv = {in.executable, "--approval-mode", names[rank(*tier)]};
+    for (const auto& flag : startup_flags())
+        inv.argv.push_back(flag);
+    if (!in.model.empty()) inv.argv.insert(inv.argv.end(), {"-m", in.model});
+    inv.relies_on = relies_for(*tier);
+    if (*tier == Mode::default_mode) {
+        inv.notes.push_back(
+            "headless: actions that need approval are withheld or refused, not asked");
+    } else if (*tier == Mode::accept_edits) {
+        inv.notes.push_back("headless: edits run unasked; commands that need approval are withheld "
+                            "or refused, not asked");
+    }
+    if (!in.resume_session.empty()) {
+        inv.argv.insert(inv.argv.end(), {"--resume", in.resume_session});
+        relies::add_resume(inv.relies_on);
+    }
+    for (const auto& note : startup_notes())
+        inv.notes.push_back(note);
+    if (in.max_budget_usd) {
+        inv.notes.push_back(std::string(id()) +
+                            " cannot enforce max_budget_usd: it is not passed on");
+    }
+    inv.prompt = PromptChannel::stdin_pipe;
+    inv.report = ReportSource::stdout_text;
+    return inv;
+}
+
+std::vector<std::string> GeminiFamily::forbidden_flags(Mode mode) const {
+    std::vector<std::string> flags{"-y", "--yolo"};
+    for (auto& flag : widening_flags(mode))
+        flags.push_back(std::move(flag));
+    return flags;
+}
+
+}  // namespace sonata::adapters

@@ -1,0 +1,106 @@
+// The pi family's shared mapping: refusals, the `pi -p --tools …` form, and endpoint injection.
+#include "adapters/support/pi_family.hpp"
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "adapters/support/relies.hpp"
+
+namespace sonata::adapters {
+namespace {
+
+Refusal refuse_default(std::string_view id) {
+    return refuse(std::string(id) +
+                      " has no approval system (no permission prompts, no sandbox), so "
+                      "\"ask me first\" cannot be honoured",
+                  {"dispatch in acceptEdits or bypassPermissions mode",
+                   "use harness codex, whose interactive TUI asks before acting",
+                   "use a read-only role (it runs as plan)"});
+}
+
+Refusal refuse_resume(std::string_view id) {
+    return refuse(std::string(id) +
+                      " sessions cannot be resumed by sonata: it has no resume form that "
+                      "re-passes the tool allowlist",
+                  {"dispatch a new run without --resume, passing the earlier report as context",
+                   "use harness codex or claude, whose resume re-passes the restrictions"});
+}
+
+/// What a tool list relies on: plan withholds every write; acceptEdits keeps writes in the
+/// workspace, and refuses `rm` when the shell is withheld; bypass relies on nothing.
+std::vector<std::string> relies_for(Mode mode, bool shell) {
+    if (mode == Mode::plan) return relies::read_only();
+    if (mode == Mode::bypass_permissions) return {};
+    auto ids = relies::workspace_edits();
+    if (!shell) ids.emplace_back(probe_id::rm_prompt);
+    return ids;
+}
+
+} // namespace
+
+Result<Outcome> PiFamily::map(const PlanInput& in) const {
+    if (in.mode == Mode::default_mode) return refuse_default(in.harness_id);
+    if (!in.resume_session.empty()) return refuse_resume(in.harness_id);
+    Invocation inv;
+    Mode mode = in.mode;
+    if (mode == Mode::bypass_permissions && in.options.forbids_bypass()) {
+        if (const auto fallback = no_bypass_fallback()) {
+            mode = *fallback;
+            inv.notes.push_back("dangerously_skip_permissions=false: runs with the " +
+                                std::string(to_string(mode)) + " tools");
+        } else {
+            inv.notes.push_back(
+                "dangerously_skip_permissions=false changes nothing: pi has no bypass "
+                "flag, and acceptEdits gets the same tools");
+        }
+    }
+    const ToolList list = tool_list(mode);
+    inv.argv = {in.executable, "-p", "--tools", list.tools};
+    if (!in.model.empty()) inv.argv.insert(inv.argv.end(), {"--model", in.model});
+    inv.relies_on = relies_for(mode, list.shell);
+    if (list.shell) inv.notes.push_back("no sandbox: shell commands run unasked");
+    if (in.max_budget_usd)
+        inv.notes.push_back("pi cannot enforce max_budget_usd: it is not passed on");
+    inv.prompt = PromptChannel::argument;
+    inv.report = ReportSource::stdout_text;
+    return inv;
+}
+
+std::vector<std::string> PiFamily::forbidden_flags(Mode mode) const {
+    std::vector<std::string> flags{"--continue",   "-c",     "--resume",  "-r", "--session",
+                                   "--session-id", "--fork", "--approve", "-a"};
+    if (mode == Mode::plan) flags.insert(flags.end(), {"--extension", "-e"});
+    return flags;
+}
+
+ToolVocabulary PiFamily::tools() const {
+    return {{"write"}, "path", "content", false, {"bash"}, "command", {}, "", {}};
+}
+
+Result<EndpointInjection> PiFamily::inject_endpoint(const Invocation& inv,
+                                                    const EndpointSpec& ep) const {
+    EndpointInjection out{inv, {}};
+    const std::string agent_dir = ep.home + "/.pi/agent";
+    out.invocation.env.insert({{"PI_CODING_AGENT_DIR", agent_dir}, {"PI_OFFLINE", "1"}});
+    nlohmann::ordered_json provider{
+        {"baseUrl", ep.base_url + "/v1"},
+        {"api", "openai-completions"},
+        {"apiKey", ep.api_key},
+        {"compat", {{"supportsDeveloperRole", false}, {"supportsReasoningEffort", false}}},
+        {"models", nlohmann::ordered_json::array({{{"id", ep.model}}})}};
+    nlohmann::ordered_json models;
+    models["providers"]["sonata-probe"] = provider;
+    out.files.push_back({agent_dir + "/models.json", models.dump(2) + "\n"});
+    auto& argv = out.invocation.argv;
+    if (auto m = std::find(argv.begin(), argv.end(), "--model");
+        m != argv.end() && m + 1 != argv.end()) {
+        *(m + 1) = ep.model;
+        argv.insert(m, {"--provider", "sonata-probe"});
+    } else {
+        argv.insert(argv.begin() + 1, {"--provider", "sonata-probe", "--model", ep.model});
+    }
+    return out;
+}
+
+} // namespace sonata::adapters

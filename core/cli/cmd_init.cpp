@@ -1,0 +1,197 @@
+// `sonata init [--scope project|global] [--yes] [--remove]`: installs (or removes) sonata's
+// PreToolUse hook in Claude Code's settings, and in project scope a commented sonata.toml. It says
+// what it will change first; without --yes it asks on a terminal, and elsewhere changes nothing.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <functional>
+#include <iostream>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+
+#include "core/cli/app.hpp"
+#include "core/cli/init_support.hpp"
+#include "core/fs.hpp"
+
+namespace sonata::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::size_t k_max_settings = 16U * 1024U * 1024U;
+
+struct InitArgs {
+    std::string scope = "project";
+    bool yes = false;
+    bool remove = false;
+};
+
+/// One change init will make: what to tell the user and how to make it.
+struct Step {
+    std::string what;
+    std::function<Result<void>()> apply;
+};
+
+struct Plan {
+    std::vector<Step> steps;
+    std::vector<std::string> notes;  ///< Said whether or not anything changes.
+};
+
+/// The settings file to edit, with a symlink followed so a linked dotfile stays linked.
+Result<std::string> settings_path(const InitArgs& args, const Context& context) {
+    std::string base = context.cwd;
+    if (args.scope == "global") {
+        const auto home = context.env.find("HOME");
+        if (home == context.env.end() || home->second.empty()) {
+            return fail(ExitCode::usage, "HOME is not set: cannot find ~/.claude/settings.json");
+        }
+        base = home->second;
+    }
+    const fs::path path = fs::path(base) / ".claude" / "settings.json";
+    std::error_code ec;
+    if (fs::is_symlink(path, ec)) {
+        const auto target = fs::weakly_canonical(path, ec);
+        if (!ec) return target.string();
+    }
+    return path.string();
+}
+
+/// The file's text, nullopt when there is none.
+Result<std::optional<std::string>> read_settings(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0 && errno == ENOENT) return std::optional<std::string>{};
+    auto text = read_file_bounded(path, k_max_settings);
+    if (!text) return tl::unexpected(text.error());
+    return std::optional<std::string>{*text};
+}
+
+unsigned mode_of(const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 ? static_cast<unsigned>(st.st_mode & 07777) : 0644U;
+}
+
+Step write_step(std::string what, const std::string& path, const std::string& text) {
+    return Step{std::move(what), [path, text]() { return write_file_atomic(path, text, WriteOptions{mode_of(path), true, true}); }};
+}
+
+/// The settings edit, as one step per hook added or removed; one atomic write (on the last step)
+/// makes all of them.
+Result<void> settings_steps(const InitArgs& args, const std::string& path, Plan& plan) {
+    auto text = read_settings(path);
+    if (!text) return tl::unexpected(text.error());
+    if (args.remove && !*text) {
+        plan.notes.push_back("no sonata hook in " + path + " (the file does not exist)");
+        return {};
+    }
+    auto sonata = this_executable();
+    if (!sonata) return tl::unexpected(sonata.error());
+    const std::string command = hook_command(*sonata);
+    auto edit = args.remove ? uninstall_hook(**text, path) : install_hook(*text, command, path);
+    if (!edit) return tl::unexpected(edit.error());
+    if (!edit->changed) {
+        plan.notes.push_back(args.remove ? "no sonata hook in " + path : "the hook `" + command + "` is already in " + path);
+        return {};
+    }
+    for (const auto& old : edit->removed) plan.steps.push_back(Step{"remove the PreToolUse hook `" + old + "` from " + path, {}});
+    if (edit->added) {
+        plan.steps.push_back(Step{"add a PreToolUse hook running `" + command + "` to " + path + (*text ? "" : " (a new file)"), {}});
+    }
+    plan.steps.back().apply = write_step({}, path, edit->text).apply;
+    return {};
+}
+
+void project_config_steps(const InitArgs& args, const Context& context, Plan& plan) {
+    const std::string path = (fs::path(context.cwd) / "sonata.toml").string();
+    const auto where = locate_config(context.cwd, context.env);
+    if (args.remove) {
+        auto text = read_file_bounded(path, k_max_settings);
+        if (!text) return;
+        if (*text != project_config_template()) {
+            plan.notes.push_back("leaving " + path + ": it was changed after `sonata init` wrote it");
+            return;
+        }
+        plan.steps.push_back(Step{"delete " + path + " (unchanged since `sonata init` wrote it)", [path]() -> Result<void> {
+                                      if (::unlink(path.c_str()) != 0) return fail(ExitCode::failure, "cannot delete " + path);
+                                      return {};
+                                  }});
+        return;
+    }
+    if (!where.project_dir.empty()) {
+        plan.notes.push_back("sonata's project is " + where.project_dir + " (" +
+                             (where.project_file.empty() ? where.project_dir + "/.sonata/" : where.project_file) +
+                             "); no sonata.toml is created");
+        return;
+    }
+    const std::string text(project_config_template());
+    plan.steps.push_back(write_step("create " + path + " with every setting commented out at its default", path, text));
+}
+
+void global_notes(const Context& context, Plan& plan) {
+    const auto where = locate_config(context.cwd, context.env);
+    if (where.machine_file.empty()) {
+        plan.notes.push_back("there is no machine config (" + where.machine_dir + "/config.toml): the hook records the "
+                             "mode only in projects with a sonata.toml or .sonata/ until you create it");
+    }
+}
+
+bool confirm_on_terminal() {
+    std::cout << "Proceed? [y/N] " << std::flush;
+    std::string answer;
+    if (!std::getline(std::cin, answer)) return false;
+    return answer == "y" || answer == "Y" || answer == "yes";
+}
+
+Result<int> run_init(const InitArgs& args, const Context& context) {
+    auto path = settings_path(args, context);
+    if (!path) return tl::unexpected(path.error());
+    Plan plan;
+    if (auto ok = settings_steps(args, *path, plan); !ok) return tl::unexpected(ok.error());
+    if (args.scope == "project") project_config_steps(args, context, plan);
+    if (args.scope == "global" && !args.remove) global_notes(context, plan);
+    for (const auto& note : plan.notes) std::cout << "note: " << note << '\n';
+    if (plan.steps.empty()) {
+        std::cout << "sonata init: nothing to do\n";
+        return 0;
+    }
+    std::cout << "sonata init " << (args.remove ? "--remove " : "") << "will:\n";
+    for (const auto& step : plan.steps) std::cout << "  - " << step.what << '\n';
+    if (!args.yes) {
+        if (::isatty(STDIN_FILENO) == 0) {
+            return fail(ExitCode::usage, "nothing changed: not asking without a terminal; run `sonata init" +
+                                             std::string(args.remove ? " --remove" : "") +
+                                             (args.scope == "global" ? " --scope global" : "") + " --yes` to apply");
+        }
+        if (!confirm_on_terminal()) {
+            std::cout << "Nothing changed.\n";
+            return to_int(ExitCode::failure);
+        }
+    }
+    for (const auto& step : plan.steps) {
+        if (!step.apply) continue;
+        if (auto ok = step.apply(); !ok) return tl::unexpected(ok.error());
+    }
+    std::cout << "Done.\n";
+    return 0;
+}
+
+}  // namespace
+
+void add_init(CLI::App& app, Action& action) {
+    auto args = std::make_shared<InitArgs>();
+    auto* cmd = app.add_subcommand(
+        "init", "Install sonata's PreToolUse hook in Claude Code's settings (and a commented sonata.toml in "
+                "project scope). Shows what it will change; without --yes it asks on a terminal, and with "
+                "no terminal it changes nothing and exits 2");
+    cmd->add_option("--scope", args->scope, "project: ./.claude/settings.json; global: ~/.claude/settings.json")
+        ->check(CLI::IsMember({"project", "global"}));
+    cmd->add_flag("--yes,-y", args->yes, "Apply without asking");
+    cmd->add_flag("--remove", args->remove, "Take out what init added (sonata.toml only when unchanged)");
+    cmd->callback([&action, args] {
+        action = [args](const Context& context) { return run_init(*args, context); };
+    });
+}
+
+}  // namespace sonata::cli

@@ -1,0 +1,95 @@
+// `sonata mcp-canary --touch FILE` (hidden): a minimal MCP server on stdio, the project MCP server
+// of the mcp-reachability probe. Newline-delimited JSON-RPC 2.0: initialize,
+// notifications/initialized, ping, tools/list (one tool, "touch") and tools/call, which appends a
+// line to FILE — so a changed FILE proves the harness let the model call a project MCP tool. Ends
+// at EOF on stdin.
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "core/cli/app.hpp"
+
+namespace sonata::cli {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* k_tool = "touch";
+
+json tool_list() {
+    return {{"tools",
+             {{{"name", k_tool},
+               {"description", "Records that it was called (appends a line to a file)."},
+               {"inputSchema",
+                {{"type", "object"}, {"properties", {{"note", {{"type", "string"}}}}}}}}}}};
+}
+
+json error_reply(const json& id, int code, const std::string& message) {
+    return {{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", code}, {"message", message}}}};
+}
+
+/// Appends one line to `file`; the tool result says what happened.
+json call_tool(const json& params, const std::string& file) {
+    if (params.value("name", "") != k_tool) {
+        return {{"content", {{{"type", "text"}, {"text", "unknown tool"}}}}, {"isError", true}};
+    }
+    const auto args = params.value("arguments", json::object());
+    const std::string note = args.is_object() ? args.value("note", "called") : "called";
+    std::ofstream out(file, std::ios::app);
+    out << "mcp-canary touch: " << note << '\n';
+    const bool ok = static_cast<bool>(out);
+    return {{"content",
+             {{{"type", "text"}, {"text", ok ? "touched " + file : "cannot write " + file}}}},
+            {"isError", !ok}};
+}
+
+/// The reply to one message; null for notifications and anything without an id.
+json answer(const json& message, const std::string& file) {
+    if (!message.is_object() || !message.contains("id")) return nullptr;
+    const json& id = message["id"];
+    const std::string method = message.value("method", "");
+    const json params = message.value("params", json::object());
+    json result;
+    if (method == "initialize") {
+        result = {{"protocolVersion", params.value("protocolVersion", "2025-06-18")},
+                  {"capabilities", {{"tools", json::object()}}},
+                  {"serverInfo", {{"name", "sonata-mcp-canary"}, {"version", SONATA_VERSION}}}};
+    } else if (method == "ping") {
+        result = json::object();
+    } else if (method == "tools/list") {
+        result = tool_list();
+    } else if (method == "tools/call") {
+        result = call_tool(params, file);
+    } else {
+        return error_reply(id, -32601, "method not found: " + method);
+    }
+    return {{"jsonrpc", "2.0"}, {"id", id}, {"result", result}};
+}
+
+Result<int> serve(const std::string& file) {
+    std::string line;
+    while (std::getline(std::cin, line)) {
+        if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+        const auto message = json::parse(line, nullptr, false);
+        const json reply = message.is_discarded() ? error_reply(nullptr, -32700, "parse error")
+                                                  : answer(message, file);
+        if (!reply.is_null()) std::cout << reply.dump() << '\n' << std::flush;
+    }
+    return 0;
+}
+
+} // namespace
+
+void add_mcp_canary(CLI::App& app, Action& action) {
+    auto file = std::make_shared<std::string>();
+    auto* cmd = app.add_subcommand("mcp-canary", "A minimal MCP stdio server for probes");
+    cmd->group(""); // Hidden: a probe helper, not a user command.
+    cmd->add_option("--touch", *file, "File each tools/call appends a line to")->required();
+    cmd->callback([&action, file] { action = [file](const Context&) { return serve(*file); }; });
+}
+
+} // namespace sonata::cli

@@ -1,0 +1,191 @@
+// `sonata probe`: detect the installed harnesses, run the probe cells, print progress and a summary,
+// write the capability matrix. Exit 0 whenever probing worked, whatever the verdicts.
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "adapters/registry.hpp"
+#include "adapters/support/detect.hpp"
+#include "core/cli/app.hpp"
+#include "core/text.hpp"
+#include "probes/prober.hpp"
+#include "probes/workspace.hpp"
+
+namespace sonata::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ProbeArgs {
+    std::vector<std::string> harnesses;
+    std::vector<std::string> probes;
+    std::vector<std::string> bins;
+    unsigned jobs = 2;
+    std::string out;
+    std::string matrix;
+    bool json = false;
+    int timeout = 0;
+    bool no_save = false;
+};
+
+Result<std::map<std::string, std::string>> parse_bins(const std::vector<std::string>& bins) {
+    std::map<std::string, std::string> out;
+    for (const auto& bin : bins) {
+        const auto eq = bin.find('=');
+        if (eq == std::string::npos || eq == 0 || eq + 1 == bin.size()) {
+            return fail(ExitCode::usage, "--bin '" + bin + "' is not of the form HARNESS=PATH");
+        }
+        const std::string id = bin.substr(0, eq);
+        if (auto adapter = adapters::find_adapter(id); !adapter) return tl::unexpected(adapter.error());
+        std::error_code ec;
+        const std::string path = fs::absolute(bin.substr(eq + 1), ec).string();
+        if (::access(path.c_str(), X_OK) != 0) return fail(ExitCode::usage, "--bin " + id + ": '" + path + "' is not executable");
+        out[id] = path;
+    }
+    return out;
+}
+
+std::vector<std::string> default_ids(const Config& config) {
+    std::vector<std::string> ids;
+    for (const auto& id : adapters::harness_ids()) {
+        if (id.find('<') == std::string::npos) ids.push_back(id);
+    }
+    for (const auto& [id, harness] : config.harnesses) {
+        if (id.rfind("pi-", 0) == 0) ids.push_back(id);
+    }
+    return ids;
+}
+
+Result<std::vector<probes::ProbeTargetHarness>> targets(const ProbeArgs& args, const Config& config, const Context& context) {
+    auto bins = parse_bins(args.bins);
+    if (!bins) return tl::unexpected(bins.error());
+    std::vector<std::string> ids = args.harnesses;
+    if (ids.empty()) ids = args.bins.empty() ? default_ids(config) : std::vector<std::string>{};
+    for (const auto& [id, path] : *bins) {
+        if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+    }
+    std::vector<probes::ProbeTargetHarness> out;
+    auto runner = make_system_runner();
+    for (const auto& id : ids) {
+        auto adapter = adapters::find_adapter(id);
+        if (!adapter) return tl::unexpected(adapter.error());
+        Config local = config;
+        if (bins->count(id)) local.harnesses[id].path = bins->at(id);
+        const auto status = adapters::detect_harness(**adapter, id, local, context.env, *runner);
+        if (!status.installed) {
+            std::cerr << "sonata: skip " << id << ": " << status.note << '\n';
+            continue;
+        }
+        if (status.version.empty()) std::cerr << "sonata: " << id << ": " << status.note << "; probing it as version \"\"\n";
+        out.push_back({*adapter, id, status.path, status.version});
+    }
+    return out;
+}
+
+void print_summary(const std::vector<probes::CellOutcome>& outcomes) {
+    std::cout << fmt::format("\n{:<22} {:<24} {:<18} {:<10} {}\n", "harness", "probe", "mode", "role", "verdict");
+    for (const auto& o : outcomes) {
+        const Cell& c = o.cell;
+        std::cout << fmt::format("{:<22} {:<24} {:<18} {:<10} {}\n", c.harness + "@" + c.version, c.probe, c.mode,
+                                 c.role, to_string(c.verdict));
+    }
+}
+
+Result<void> save_matrices(const Matrix& run, const ProbeArgs& args, const Context& context) {
+    if (!args.out.empty()) {
+        if (auto ok = save_matrix(run, args.out); !ok) return ok;
+        std::cerr << "sonata: wrote " << args.out << '\n';
+    }
+    if (args.no_save) return {};
+    const std::string path = !args.matrix.empty() ? args.matrix : default_matrix_path(machine_dir(context.env));
+    Matrix merged = run;
+    std::error_code ec;
+    if (fs::exists(path, ec)) {
+        auto existing = load_matrix(path);
+        if (!existing) {
+            return fail(ExitCode::bad_data, existing.error().message + "; left untouched (this run's results: use --out FILE)");
+        }
+        merged = *existing;
+        merged.sonata_version = run.sonata_version;
+        merged.machine = run.machine;
+        merged.platform = run.platform;
+        merged.created_at = run.created_at;
+        merged.merge(run.cells);
+    }
+    if (auto ok = save_matrix(merged, path); !ok) return ok;
+    std::cerr << "sonata: matrix written to " << path << '\n';
+    return {};
+}
+
+Result<int> run_probe(const ProbeArgs& args, const Context& context) {
+    auto config = context.config();
+    if (!config) return tl::unexpected(config.error());
+    for (const auto& id : args.probes) {
+        if (auto probe = probes::find_probe(id); !probe) return tl::unexpected(probe.error());
+    }
+    auto harnesses = targets(args, *config, context);
+    if (!harnesses) return tl::unexpected(harnesses.error());
+    std::vector<probes::CellJob> jobs;
+    for (const auto& h : *harnesses) {
+        auto cells = probes::plan_cells(h, args.probes);
+        jobs.insert(jobs.end(), cells.begin(), cells.end());
+    }
+    const auto tmp_base = context.env.count("TMPDIR") ? context.env.at("TMPDIR") : std::string("/tmp");
+    std::string base = tmp_base + "/sonata-probe-XXXXXX";
+    if (::mkdtemp(base.data()) == nullptr) return fail(ExitCode::failure, "cannot create a scratch directory under " + tmp_base);
+    struct Cleanup {
+        std::string dir;
+        ~Cleanup() {
+            std::error_code ec;
+            fs::remove_all(dir, ec);
+        }
+    } cleanup{base};
+    auto runner = make_system_runner();
+    auto template_dir = probes::make_workspace_template(base, *runner);
+    if (!template_dir) return tl::unexpected(template_dir.error());
+    probes::CellSettings settings{base, *template_dir, fs::read_symlink("/proc/self/exe").string(), context.env,
+                                  args.timeout > 0 ? std::chrono::seconds(args.timeout) : config->probe_timeout};
+    const bool tty = ::isatty(STDERR_FILENO) != 0;
+    std::cerr << "sonata: " << harnesses->size() << " harness(es), " << jobs.size() << " cell(s), " << args.jobs << " at a time\n";
+    auto outcomes = probes::run_cells(jobs, settings, args.jobs, [&](const probes::CellOutcome& o, std::size_t done, std::size_t total) {
+        const Cell& c = o.cell;
+        const std::string line = fmt::format("[{}/{}] {}@{} {} {} {}: {}", done, total, c.harness, c.version, c.probe,
+                                             c.mode, c.role, to_string(c.verdict));
+        if (tty) std::cerr << "\r\033[K" << line << (done == total ? "\n" : "") << std::flush;
+        else std::cerr << line << '\n';
+    });
+    const Matrix run = probes::matrix_from(outcomes);
+    if (args.json) std::cout << matrix_to_json(run);
+    else print_summary(outcomes);
+    if (auto ok = save_matrices(run, args, context); !ok) return tl::unexpected(ok.error());
+    return 0;
+}
+
+}  // namespace
+
+void add_probe(CLI::App& app, Action& action) {
+    auto args = std::make_shared<ProbeArgs>();
+    auto* cmd = app.add_subcommand("probe", "Run the probe catalogue against the installed harnesses and write the capability matrix");
+    cmd->add_option("--harness", args->harnesses, "Probe only this harness (repeatable)");
+    cmd->add_option("--probe", args->probes, "Run only this probe (repeatable)");
+    cmd->add_option("--bin", args->bins, "Probe the executable PATH as harness H: H=PATH (repeatable)");
+    cmd->add_option("--jobs", args->jobs, "Cells run in parallel")->check(CLI::Range(1U, 64U));
+    cmd->add_option("--out", args->out, "Also write this run's matrix to FILE");
+    cmd->add_option("--matrix", args->matrix, "The matrix to merge into (default: this machine's)");
+    cmd->add_option("--timeout", args->timeout, "Seconds per harness run (default: config timeouts.probe_seconds)")
+        ->check(CLI::Range(1, 3600));
+    cmd->add_flag("--no-save", args->no_save, "Do not merge into this machine's matrix");
+    cmd->add_flag("--json", args->json, "Print this run's matrix as JSON instead of the summary table");
+    cmd->callback([&action, args] {
+        action = [args](const Context& context) { return run_probe(*args, context); };
+    });
+}
+
+}  // namespace sonata::cli

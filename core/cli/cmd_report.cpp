@@ -1,0 +1,112 @@
+// `sonata report`: render one or several machines' capability matrices (Markdown, JUnit XML, HTML,
+// JSON), or `--diff OLD NEW` to show the cells that changed and fail when one got weaker.
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+
+#include "core/cli/app.hpp"
+#include "core/matrix.hpp"
+#include "reports/diff.hpp"
+#include "reports/markdown.hpp"
+#include "reports/merge.hpp"
+#include "reports/report.hpp"
+
+namespace sonata::cli {
+namespace {
+
+struct ReportArgs {
+    std::string format = "md";
+    std::string out;
+    std::vector<std::string> matrices;
+    std::vector<std::string> diff;
+};
+
+Result<void> emit(const std::string& text, const std::string& out) {
+    if (out.empty()) {
+        std::cout << text << std::flush;
+        return {};
+    }
+    return write_file_atomic(out, text);
+}
+
+// GitHub Actions shows whatever a step appends to the file $GITHUB_STEP_SUMMARY names.
+Result<void> append_step_summary(const Context& context, const std::string& markdown) {
+    const auto it = context.env.find("GITHUB_STEP_SUMMARY");
+    if (it == context.env.end() || it->second.empty()) return {};
+    std::ofstream summary(it->second, std::ios::app | std::ios::binary);
+    summary << markdown << "\n";
+    summary.close();
+    if (!summary) {
+        return fail(ExitCode::failure, "cannot append the report to $GITHUB_STEP_SUMMARY (" + it->second + ")");
+    }
+    return {};
+}
+
+Result<std::vector<std::string>> matrix_paths(const ReportArgs& args, const Context& context) {
+    if (!args.matrices.empty()) return args.matrices;
+    const std::string path = default_matrix_path(machine_dir(context.env));
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) {
+        return fail(ExitCode::bad_data, "no capability matrix for this machine at " + path +
+                                            ": run `sonata probe` first, or name matrix files");
+    }
+    return std::vector<std::string>{path};
+}
+
+Result<int> run_diff(const ReportArgs& args, const Context& context) {
+    if (!args.matrices.empty()) {
+        return fail(ExitCode::usage, "--diff compares exactly two matrices (OLD NEW); "
+                                     "other matrix files cannot be given with it");
+    }
+    if (args.format != "md" && args.format != "markdown") {
+        return fail(ExitCode::usage, "--diff prints Markdown only; drop --format " + args.format);
+    }
+    auto loaded = reports::load_matrices(args.diff);
+    if (!loaded) return tl::unexpected(loaded.error());
+    const auto changes = reports::diff_matrices(loaded->at(0).matrix, loaded->at(1).matrix);
+    const std::string text = reports::render_diff_markdown(changes, args.diff.at(0), args.diff.at(1));
+    if (auto written = emit(text, args.out); !written) return tl::unexpected(written.error());
+    if (auto appended = append_step_summary(context, text); !appended) return tl::unexpected(appended.error());
+    return to_int(reports::any_weaker(changes) ? ExitCode::weakened : ExitCode::ok);
+}
+
+Result<int> run_report(const ReportArgs& args, const Context& context) {
+    if (!args.diff.empty()) return run_diff(args, context);
+    const auto format = reports::parse_report_format(args.format);
+    if (!format) return tl::unexpected(format.error());
+    const auto paths = matrix_paths(args, context);
+    if (!paths) return tl::unexpected(paths.error());
+    const auto loaded = reports::load_matrices(*paths);
+    if (!loaded) return tl::unexpected(loaded.error());
+    const Matrix merged = reports::merge_machines(*loaded);
+    const std::string text = reports::render_report(merged, *format);
+    if (auto written = emit(text, args.out); !written) return tl::unexpected(written.error());
+    const std::string summary =
+        *format == reports::ReportFormat::markdown ? text : reports::render_markdown(merged);
+    if (auto appended = append_step_summary(context, summary); !appended) return tl::unexpected(appended.error());
+    return to_int(ExitCode::ok);
+}
+
+}  // namespace
+
+void add_report(CLI::App& app, Action& action) {
+    auto args = std::make_shared<ReportArgs>();
+    auto* cmd = app.add_subcommand(
+        "report", "Render capability matrices (this machine's by default; several merge, one column per "
+                  "machine), or compare two with --diff");
+    cmd->add_option("--format", args->format, "md (default), junit, html or json");
+    cmd->add_option("--out", args->out, "Write the report to FILE instead of standard output");
+    cmd->add_option("--diff", args->diff, "Print the cells that changed from OLD to NEW; exit 7 when one "
+                                          "got weaker")
+        ->expected(2)
+        ->type_name("OLD NEW");
+    cmd->add_option("matrix", args->matrices, "Matrix files (default: this machine's)");
+    cmd->callback([&action, args] {
+        action = [args](const Context& context) { return run_report(*args, context); };
+    });
+}
+
+}  // namespace sonata::cli

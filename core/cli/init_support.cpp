@@ -1,0 +1,210 @@
+// Settings-file edits for `sonata init` on nlohmann::ordered_json, so every key keeps its place,
+// and the commented project config.
+#include "core/cli/init_support.hpp"
+
+#include <unistd.h>
+
+#include <climits>
+
+#include <nlohmann/json.hpp>
+
+namespace sonata::cli {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+constexpr std::string_view k_hook_suffix = " hook";
+
+bool is_shell_safe(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           std::string_view("/._+,:@%=-").find(c) != std::string_view::npos;
+}
+
+/// Undoes hook_command's quoting of one word; nullopt when `word` is not in that form.
+std::optional<std::string> unquote_word(std::string_view word) {
+    if (word.empty()) return std::nullopt;
+    if (word.front() != '\'') {
+        for (const char c : word) {
+            if (!is_shell_safe(c)) return std::nullopt;
+        }
+        return std::string(word);
+    }
+    std::string out;
+    std::size_t i = 0;
+    while (i < word.size()) {
+        if (word[i] == '\'') {
+            const auto close = word.find('\'', i + 1);
+            if (close == std::string_view::npos) return std::nullopt;
+            out.append(word.substr(i + 1, close - i - 1));
+            i = close + 1;
+        } else if (word[i] == '\\' && i + 1 < word.size()) {
+            out += word[i + 1];
+            i += 2;
+        } else {
+            return std::nullopt;
+        }
+    }
+    return out;
+}
+
+/// The parsed settings object, or a bad_data error; `text` nullopt gives an empty object.
+Result<json> parse_settings(const std::optional<std::string>& text, const std::string& source) {
+    if (!text) return json::object();
+    json doc = json::parse(*text, nullptr, false);
+    if (doc.is_discarded()) {
+        return fail(ExitCode::bad_data, source + ": not valid JSON; fix or move it, then run `sonata init` again (the file was left untouched)");
+    }
+    if (!doc.is_object()) return fail(ExitCode::bad_data, source + ": not a JSON object (the file was left untouched)");
+    if (doc.contains("hooks") && !doc["hooks"].is_object()) {
+        return fail(ExitCode::bad_data, source + ": 'hooks' is not an object (the file was left untouched)");
+    }
+    if (doc.contains("hooks") && doc["hooks"].contains("PreToolUse") && !doc["hooks"]["PreToolUse"].is_array()) {
+        return fail(ExitCode::bad_data, source + ": 'hooks.PreToolUse' is not an array (the file was left untouched)");
+    }
+    return doc;
+}
+
+bool is_command_hook(const json& entry, std::string_view command) {
+    return entry.is_object() && entry.value("type", "") == "command" && entry.contains("command") &&
+           entry["command"].is_string() && entry["command"].get<std::string>() == command;
+}
+
+std::optional<std::string> sonata_command_of(const json& entry) {
+    if (!entry.is_object() || entry.value("type", "") != "command" || !entry.contains("command") ||
+        !entry["command"].is_string()) {
+        return std::nullopt;
+    }
+    auto command = entry["command"].get<std::string>();
+    if (!is_sonata_hook_command(command)) return std::nullopt;
+    return command;
+}
+
+/// Removes sonata hook entries (all of them, or all but `keep`) from PreToolUse; drops groups that
+/// this leaves without hooks. Returns the commands removed.
+std::vector<std::string> remove_sonata_entries(json& pre_tool_use, const std::string& keep) {
+    std::vector<std::string> removed;
+    for (auto group = pre_tool_use.begin(); group != pre_tool_use.end();) {
+        if (!group->is_object() || !group->contains("hooks") || !(*group)["hooks"].is_array()) {
+            ++group;
+            continue;
+        }
+        json& hooks = (*group)["hooks"];
+        const std::size_t before = removed.size();
+        for (auto entry = hooks.begin(); entry != hooks.end();) {
+            const auto command = sonata_command_of(*entry);
+            if (command && *command != keep) {
+                removed.push_back(*command);
+                entry = hooks.erase(entry);
+            } else {
+                ++entry;
+            }
+        }
+        group = removed.size() > before && hooks.empty() ? pre_tool_use.erase(group) : group + 1;
+    }
+    return removed;
+}
+
+bool has_command(const json& pre_tool_use, const std::string& command) {
+    for (const auto& group : pre_tool_use) {
+        if (!group.is_object() || !group.contains("hooks") || !group["hooks"].is_array()) continue;
+        for (const auto& entry : group["hooks"]) {
+            if (is_command_hook(entry, command)) return true;
+        }
+    }
+    return false;
+}
+
+std::string render(const json& doc) { return doc.dump(2) + "\n"; }
+
+}  // namespace
+
+std::string hook_command(const std::string& sonata_path) {
+    bool safe = !sonata_path.empty();
+    for (const char c : sonata_path) safe = safe && is_shell_safe(c);
+    if (safe) return sonata_path + std::string(k_hook_suffix);
+    std::string quoted = "'";
+    for (const char c : sonata_path) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return quoted + "'" + std::string(k_hook_suffix);
+}
+
+bool is_sonata_hook_command(std::string_view command) {
+    if (command.size() <= k_hook_suffix.size() || command.substr(command.size() - k_hook_suffix.size()) != k_hook_suffix) {
+        return false;
+    }
+    const auto path = unquote_word(command.substr(0, command.size() - k_hook_suffix.size()));
+    if (!path || path->front() != '/' || hook_command(*path) != command) return false;
+    const auto slash = path->rfind('/');
+    return path->substr(slash + 1) == "sonata";
+}
+
+Result<SettingsEdit> install_hook(const std::optional<std::string>& text, const std::string& command,
+                                  const std::string& source) {
+    auto doc = parse_settings(text, source);
+    if (!doc) return tl::unexpected(doc.error());
+    SettingsEdit edit;
+    json& pre = (*doc)["hooks"]["PreToolUse"];
+    if (pre.is_null()) pre = json::array();
+    edit.removed = remove_sonata_entries(pre, command);
+    if (!has_command(pre, command)) {
+        pre.push_back({{"matcher", "*"}, {"hooks", json::array({{{"type", "command"}, {"command", command}}})}});
+        edit.added = true;
+    }
+    edit.changed = edit.added || !edit.removed.empty();
+    edit.text = edit.changed || !text ? render(*doc) : *text;
+    return edit;
+}
+
+Result<SettingsEdit> uninstall_hook(const std::string& text, const std::string& source) {
+    auto doc = parse_settings(text, source);
+    if (!doc) return tl::unexpected(doc.error());
+    SettingsEdit edit;
+    edit.text = text;
+    if (!doc->contains("hooks") || !(*doc)["hooks"].contains("PreToolUse")) return edit;
+    json& hooks = (*doc)["hooks"];
+    edit.removed = remove_sonata_entries(hooks["PreToolUse"], std::string());
+    if (edit.removed.empty()) return edit;
+    if (hooks["PreToolUse"].empty()) hooks.erase("PreToolUse");
+    if (hooks.empty()) doc->erase("hooks");
+    edit.changed = true;
+    edit.text = render(*doc);
+    return edit;
+}
+
+std::string_view project_config_template() {
+    return R"(# sonata's settings for this project. This file also tells `sonata hook` to record the Claude
+# Code session's permission mode in .sonata/ beside it. Every setting is optional: uncomment a line
+# to change it. The values shown are the defaults; roles and harnesses are examples.
+
+# When a property a mapping relies on was never probed on this machine: "warn" runs with a
+# warning naming `sonata probe`, "strict" refuses.
+# gate = "warn"
+
+# A session mode file older than this many seconds is stale: sonata warns and uses the narrower of
+# its mode and "default".
+# session_max_age_seconds = 43200
+
+# [timeouts]
+# version_seconds = 15   # how long a harness's --version may take
+# probe_seconds = 120    # how long one probe cell may take
+
+# A role: "read-only" roles always run as plan; "write" roles run in the session's mode.
+# [roles.reviewer]
+# kind = "read-only"
+# harness = "claude"
+# model = "sonnet"
+
+# Per-harness settings: an executable to use instead of the one found on PATH, extra arguments.
+# [harnesses.claude]
+# path = "/usr/local/bin/claude"
+# args = []
+)";
+}
+
+Result<std::string> this_executable() {
+    char buffer[PATH_MAX];
+    const ssize_t n = ::readlink("/proc/self/exe", buffer, sizeof buffer - 1);
+    if (n <= 0) return fail(ExitCode::failure, "cannot tell where the sonata binary is (/proc/self/exe)");
+    return std::string(buffer, static_cast<std::size_t>(n));
+}
+
+}  // namespace sonata::cli

@@ -1,0 +1,48 @@
+// What `sonata init` does to files, as pure functions over their text: adding and removing
+// sonata's PreToolUse hook in a Claude Code settings file, and the commented sonata.toml.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.hpp"
+
+namespace sonata::cli {
+
+/// The command Claude Code runs: "<sonata path> hook". Claude Code hands it to a shell, so a path
+/// holding anything but [A-Za-z0-9/._+,:@%=-] is single-quoted.
+std::string hook_command(const std::string& sonata_path);
+
+/// True for a command hook_command() produced for an absolute path whose file name is `sonata`:
+/// what init adds, whichever sonata binary added it.
+bool is_sonata_hook_command(std::string_view command);
+
+/// A settings file before and after an edit.
+struct SettingsEdit {
+    std::string text;                      ///< New content; the old content byte for byte when unchanged.
+    bool changed = false;
+    bool added = false;                    ///< The hook for this sonata was added.
+    std::vector<std::string> removed;      ///< Commands of sonata hooks taken out.
+};
+
+/// Adds {"matcher":"*","hooks":[{"type":"command","command":<command>}]} to hooks.PreToolUse,
+/// creating hooks and PreToolUse when missing; sonata hooks of other sonata paths are replaced.
+/// Unchanged when this command is already there and no other sonata hook is. `text` nullopt: no
+/// file yet. Text that is not a JSON object, or a `hooks` that is not an object or a
+/// `PreToolUse` that is not an array, is ExitCode::bad_data naming `source`.
+Result<SettingsEdit> install_hook(const std::optional<std::string>& text, const std::string& command,
+                                  const std::string& source);
+
+/// Takes out every sonata hook entry; a matcher group left with no hooks goes too, and so do
+/// `PreToolUse` and `hooks` when that leaves them empty. Every other setting stays as it was.
+Result<SettingsEdit> uninstall_hook(const std::string& text, const std::string& source);
+
+/// sonata.toml as init creates it: every key commented out, showing its default or an example.
+std::string_view project_config_template();
+
+/// The absolute path of the running sonata binary.
+Result<std::string> this_executable();
+
+}  // namespace sonata::cli

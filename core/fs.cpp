@@ -1,0 +1,131 @@
+// Atomic writes and bounded reads with plain POSIX calls: they run on the hook's hot path, so no
+// streams and no more system calls than needed.
+#include "core/fs.hpp"
+
+#include <fcntl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <filesystem>
+
+namespace sonata {
+namespace {
+
+/// Closes a descriptor when it goes out of scope.
+class Fd {
+public:
+    explicit Fd(int fd) : m_fd(fd) {}
+    ~Fd() {
+        if (m_fd >= 0) ::close(m_fd);
+    }
+    Fd(const Fd&) = delete;
+    Fd& operator=(const Fd&) = delete;
+    int get() const { return m_fd; }
+    int release() {
+        const int fd = m_fd;
+        m_fd = -1;
+        return fd;
+    }
+
+private:
+    int m_fd;
+};
+
+/// 16 hex digits from the kernel's generator (or the clock and pid when it is unavailable).
+std::string random_suffix() {
+    unsigned long long bits = 0;
+    if (::getrandom(&bits, sizeof bits, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof bits)) {
+        const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
+        bits = static_cast<unsigned long long>(now) ^ (static_cast<unsigned long long>(::getpid()) << 32U);
+    }
+    static constexpr char k_hex[] = "0123456789abcdef";
+    std::string out(16, '0');
+    for (auto& c : out) {
+        c = k_hex[bits & 0xFU];
+        bits >>= 4U;
+    }
+    return out;
+}
+
+bool write_all(int fd, const std::string& content) {
+    std::size_t written = 0;
+    while (written < content.size()) {
+        const ssize_t n = ::write(fd, content.data() + written, content.size() - written);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        written += static_cast<std::size_t>(n);
+    }
+    return true;
+}
+
+}  // namespace
+
+Result<void> write_file_atomic_at(int dir_fd, const std::string& name, const std::string& content,
+                                  const WriteOptions& options) {
+    if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..") {
+        return fail(ExitCode::failure, "not a file name: '" + name + "'");
+    }
+    std::string tmp;
+    int fd = -1;
+    for (int attempt = 0; attempt < 8 && fd < 0; ++attempt) {
+        tmp = "." + name + ".tmp-" + random_suffix();
+        fd = ::openat(dir_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 && errno != EEXIST) break;
+    }
+    if (fd < 0) return fail(ExitCode::failure, "cannot create a temporary file beside " + name);
+    Fd file(fd);
+    const bool ok = write_all(fd, content) && ::fchmod(fd, static_cast<mode_t>(options.mode)) == 0 &&
+                    (!options.sync || ::fsync(fd) == 0);
+    if (!ok || ::close(file.release()) != 0) {
+        ::unlinkat(dir_fd, tmp.c_str(), 0);
+        return fail(ExitCode::failure, "cannot write " + name);
+    }
+    if (::renameat(dir_fd, tmp.c_str(), dir_fd, name.c_str()) != 0) {
+        ::unlinkat(dir_fd, tmp.c_str(), 0);
+        return fail(ExitCode::failure, "cannot move the new file into place at " + name);
+    }
+    return {};
+}
+
+Result<void> write_file_atomic(const std::string& path, const std::string& content,
+                               const WriteOptions& options) {
+    namespace fs = std::filesystem;
+    const fs::path target(path);
+    const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
+    if (options.create_parents) {
+        std::error_code ec;
+        fs::create_directories(parent, ec);
+    }
+    const Fd dir(::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (dir.get() < 0) return fail(ExitCode::failure, "cannot open the directory of " + path);
+    auto written = write_file_atomic_at(dir.get(), target.filename().string(), content, options);
+    if (!written) return fail(written.error().code, "cannot write " + path + " (" + written.error().message + ")");
+    return {};
+}
+
+Result<std::string> read_file_bounded(const std::string& path, std::size_t max_bytes) {
+    const Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+    if (fd.get() < 0) return fail(ExitCode::bad_data, path + ": cannot be read");
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+        return fail(ExitCode::bad_data, path + ": not a regular file");
+    }
+    std::string text;
+    char buffer[16384];
+    for (;;) {
+        const ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return fail(ExitCode::bad_data, path + ": cannot be read");
+        if (n == 0) break;
+        text.append(buffer, static_cast<std::size_t>(n));
+        if (text.size() > max_bytes) {
+            return fail(ExitCode::bad_data, path + ": larger than " + std::to_string(max_bytes) + " bytes");
+        }
+    }
+    return text;
+}
+
+}  // namespace sonata

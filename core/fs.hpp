@@ -1,0 +1,35 @@
+// Small file-system primitives every layer needs: atomic replacement of a file (temporary file in
+// the same directory, then rename) and bounded reads. Readers never see a torn file, and
+// concurrent writers of one file leave exactly one writer's content.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "core/result.hpp"
+
+namespace sonata {
+
+/// How write_file_atomic writes.
+struct WriteOptions {
+    unsigned mode = 0644;       ///< Permission bits of the new file (before the umask).
+    bool sync = true;           ///< fsync before the rename: survives a crash, costs a disk flush.
+    bool create_parents = true; ///< Create missing parent directories first.
+};
+
+/// Replaces `path` with `content` atomically: a uniquely named temporary file beside it, then
+/// rename. A symlink at `path` is replaced, not followed. Nothing is left behind on failure.
+Result<void> write_file_atomic(const std::string& path, const std::string& content,
+                               const WriteOptions& options = {});
+
+/// Like write_file_atomic for the entry `name` (one path component, no '/') of the directory
+/// open as `dir_fd`: the caller has already opened and checked the directory, so no later rename
+/// or symlink swap of its ancestors can redirect the write. Never creates directories.
+Result<void> write_file_atomic_at(int dir_fd, const std::string& name, const std::string& content,
+                                  const WriteOptions& options = {});
+
+/// Reads a whole regular file of at most `max_bytes`. Missing, unreadable, not a regular file,
+/// or larger than `max_bytes` are errors with ExitCode::bad_data naming `path`.
+Result<std::string> read_file_bounded(const std::string& path, std::size_t max_bytes);
+
+}  // namespace sonata

@@ -1,0 +1,259 @@
+// Session files: the hook's validation and atomic write, and plan's lookup. The hook writes only
+// into a directory it opened itself (the project's real .sonata/ directory, never a symlink, or
+// the machine config dir), under a name built from a validated id.
+#include "core/session.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+
+#include <nlohmann/json.hpp>
+
+#include "core/config.hpp"
+#include "core/fs.hpp"
+
+namespace sonata {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr std::size_t k_max_session_file = 64U * 1024U;
+constexpr std::array<Mode, 4> k_modes{Mode::plan, Mode::default_mode, Mode::accept_edits,
+                                      Mode::bypass_permissions};
+
+/// Closes a descriptor when it goes out of scope.
+struct DirFd {
+    int fd = -1;
+    explicit DirFd(int value) : fd(value) {}
+    ~DirFd() {
+        if (fd >= 0) ::close(fd);
+    }
+    DirFd(const DirFd&) = delete;
+    DirFd& operator=(const DirFd&) = delete;
+};
+
+/// The id as it may appear in a message: printable ASCII only, bounded.
+std::string printable(std::string_view text) {
+    std::string out;
+    for (const char c : text.substr(0, 64)) out += (c >= 0x20 && c < 0x7f) ? c : '?';
+    return text.size() > 64 ? out + "…" : out;
+}
+
+std::optional<Mode> mode_from_spelling(std::string_view text) {
+    for (const Mode mode : k_modes) {
+        if (to_string(mode) == text) return mode;
+    }
+    return std::nullopt;
+}
+
+/// The canonical directory for a hook's cwd: absolute, existing, a directory, symlinks resolved.
+std::optional<std::string> resolve_cwd(const std::string& cwd) {
+    if (cwd.empty() || cwd.front() != '/' || cwd.find('\0') != std::string::npos) return std::nullopt;
+    if (cwd.size() >= PATH_MAX) return std::nullopt;
+    char resolved[PATH_MAX];
+    if (::realpath(cwd.c_str(), resolved) == nullptr) return std::nullopt;
+    struct stat st {};
+    if (::stat(resolved, &st) != 0 || !S_ISDIR(st.st_mode)) return std::nullopt;
+    return std::string(resolved);
+}
+
+/// Opens <project>/.sonata as a real directory (never through a symlink), creating it when the
+/// project is marked only by sonata.toml. -1 when that is not possible.
+int open_project_state_dir(const std::string& project_dir) {
+    const DirFd project(::open(project_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (project.fd < 0) return -1;
+    struct stat st {};
+    if (::fstatat(project.fd, ".sonata", &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        if (errno != ENOENT || ::mkdirat(project.fd, ".sonata", 0755) != 0) return -1;
+    } else if (!S_ISDIR(st.st_mode)) {
+        return -1;
+    }
+    return ::openat(project.fd, ".sonata", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+std::optional<std::string> write_record(int dir_fd, const std::string& dir,
+                                        const SessionRecord& record) {
+    const DirFd guard(dir_fd);
+    if (dir_fd < 0) return std::nullopt;
+    const std::string name = session_file_name(record.session_id);
+    // No fsync: the file is rewritten on every tool call, and a lost update after a crash only
+    // leaves an older mode that the next tool call replaces.
+    WriteOptions options;
+    options.sync = false;
+    options.create_parents = false;
+    if (!write_file_atomic_at(dir_fd, name, session_record_to_json(record), options)) return std::nullopt;
+    return dir + "/" + name;
+}
+
+Result<std::optional<SessionLookup>> read_session(const std::string& path, const std::string& id,
+                                                  std::chrono::seconds max_age,
+                                                  std::chrono::system_clock::time_point now) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0 && errno == ENOENT) return std::optional<SessionLookup>{};
+    auto text = read_file_bounded(path, k_max_session_file);
+    if (!text) return tl::unexpected(text.error());
+    auto record = parse_session_record(*text, path);
+    if (!record) return tl::unexpected(record.error());
+    if (record->session_id != id) {
+        return fail(ExitCode::bad_data, path + ": holds session '" + printable(record->session_id) +
+                                            "', not '" + id + "'");
+    }
+    SessionLookup found{path, *record, {}, false};
+    const auto now_s = std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
+    found.age = std::chrono::seconds(now_s - record->updated_at);
+    found.stale = found.age > max_age;
+    return std::optional<SessionLookup>{found};
+}
+
+}  // namespace
+
+bool is_safe_session_id(std::string_view id) {
+    if (id.empty() || id.size() > k_max_session_id) return false;
+    for (const char c : id) {
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                        c == '_' || c == '-';
+        if (!ok) return false;
+    }
+    return true;
+}
+
+std::string session_file_name(std::string_view id) { return "session-" + std::string(id) + ".json"; }
+
+std::optional<HookInput> parse_hook_input(std::string_view text) {
+    const json doc = json::parse(text.begin(), text.end(), nullptr, false);
+    if (doc.is_discarded() || !doc.is_object()) return std::nullopt;
+    const auto id = doc.find("session_id");
+    const auto cwd = doc.find("cwd");
+    const auto mode = doc.find("permission_mode");
+    if (id == doc.end() || !id->is_string() || cwd == doc.end() || !cwd->is_string()) return std::nullopt;
+    if (mode != doc.end() && !mode->is_string()) return std::nullopt;
+    HookInput input{id->get<std::string>(), cwd->get<std::string>(), {}};
+    if (mode != doc.end()) input.permission_mode = mode->get<std::string>();
+    return input;
+}
+
+std::string format_utc(std::int64_t unix_seconds) {
+    const auto t = static_cast<std::time_t>(unix_seconds);
+    std::tm tm{};
+    if (::gmtime_r(&t, &tm) == nullptr) return {};
+    char buffer[32];
+    const std::size_t n = std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return std::string(buffer, n);
+}
+
+std::optional<std::int64_t> parse_utc(std::string_view text) {
+    if (text.size() != 20) return std::nullopt;
+    const std::string copy(text);
+    std::tm tm{};
+    int consumed = 0;
+    if (std::sscanf(copy.c_str(), "%4d-%2d-%2dT%2d:%2d:%2dZ%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+                    &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &consumed) != 6 ||
+        consumed != 20) {
+        return std::nullopt;
+    }
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    const std::int64_t seconds = ::timegm(&tm);
+    if (format_utc(seconds) != text) return std::nullopt;  // rejects 2026-02-30, 25:00 and the like
+    return seconds;
+}
+
+std::string session_record_to_json(const SessionRecord& record) {
+    nlohmann::ordered_json j;
+    j["session_id"] = record.session_id;
+    j["mode"] = to_string(record.mode);
+    j["updated_at"] = format_utc(record.updated_at);
+    return j.dump() + "\n";
+}
+
+Result<SessionRecord> parse_session_record(std::string_view text, const std::string& source) {
+    const json doc = json::parse(text.begin(), text.end(), nullptr, false);
+    const auto corrupt = [&](const std::string& what) {
+        return fail(ExitCode::bad_data, source + ": corrupt session file (" + what +
+                                            "); delete it and the next tool call rewrites it");
+    };
+    if (doc.is_discarded()) return corrupt("not valid JSON");
+    if (!doc.is_object()) return corrupt("not a JSON object");
+    SessionRecord record;
+    const auto id = doc.find("session_id");
+    if (id == doc.end() || !id->is_string() || !is_safe_session_id(id->get<std::string>())) {
+        return corrupt("'session_id' is missing or not a safe id");
+    }
+    record.session_id = id->get<std::string>();
+    const auto mode = doc.find("mode");
+    const auto parsed_mode = mode != doc.end() && mode->is_string()
+                                 ? mode_from_spelling(mode->get<std::string>())
+                                 : std::nullopt;
+    if (!parsed_mode) return corrupt("'mode' is missing or not one of plan, default, acceptEdits, bypassPermissions");
+    record.mode = *parsed_mode;
+    const auto updated = doc.find("updated_at");
+    const auto when = updated != doc.end() && updated->is_string() ? parse_utc(updated->get<std::string>())
+                                                                 : std::nullopt;
+    if (!when) return corrupt("'updated_at' is missing or not an ISO 8601 UTC time like 2026-11-01T22:00:00Z");
+    record.updated_at = *when;
+    return record;
+}
+
+std::optional<std::string> record_hook_input(std::string_view text,
+                                             const std::map<std::string, std::string>& env,
+                                             std::chrono::system_clock::time_point now) {
+    const auto input = parse_hook_input(text);
+    if (!input || !is_safe_session_id(input->session_id)) return std::nullopt;
+    const auto cwd = resolve_cwd(input->cwd);
+    if (!cwd) return std::nullopt;
+    const SessionRecord record{input->session_id, fold_mode(input->permission_mode),
+                               std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count()};
+    const ConfigLocation where = locate_config(*cwd, env);
+    if (!where.project_dir.empty()) {
+        return write_record(open_project_state_dir(where.project_dir), where.project_dir + "/.sonata", record);
+    }
+    if (!where.machine_file.empty()) {
+        return write_record(::open(where.machine_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC),
+                            where.machine_dir, record);
+    }
+    return std::nullopt;
+}
+
+int run_hook(const std::map<std::string, std::string>& env) {
+    try {
+        std::string input;
+        char buffer[65536];
+        for (;;) {
+            const ssize_t n = ::read(STDIN_FILENO, buffer, sizeof buffer);
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0) return 0;
+            if (n == 0) break;
+            input.append(buffer, static_cast<std::size_t>(n));
+            if (input.size() > k_max_hook_input) return 0;  // give up: never buffer without bound
+        }
+        record_hook_input(input, env, std::chrono::system_clock::now());
+    } catch (...) {  // NOLINT(bugprone-empty-catch): the hook must never fail Claude Code's tool call
+    }
+    return 0;
+}
+
+Result<std::optional<SessionLookup>> find_session(const std::string& session_id,
+                                                  const std::string& project_dir,
+                                                  const std::string& machine_dir,
+                                                  std::chrono::seconds max_age,
+                                                  std::chrono::system_clock::time_point now) {
+    if (!is_safe_session_id(session_id)) {
+        return fail(ExitCode::usage, "session id '" + printable(session_id) +
+                                         "' is not a safe id: use 1 to 128 of the characters A-Z a-z 0-9 _ -");
+    }
+    const std::string name = session_file_name(session_id);
+    if (!project_dir.empty()) {
+        auto found = read_session(project_dir + "/.sonata/" + name, session_id, max_age, now);
+        if (!found || *found) return found;
+    }
+    return read_session(machine_dir + "/" + name, session_id, max_age, now);
+}
+
+}  // namespace sonata

@@ -1,0 +1,322 @@
+// One probe cell, end to end. The harness's misbehaviour becomes a verdict; only sonata's own failures
+// become `error`. Whatever happens, the scratch world and the process group are gone on return.
+#include "probes/cell_runner.hpp"
+
+#include <algorithm>
+#include <thread>
+
+#include "adapters/support/planner.hpp"
+#include "core/tmux.hpp"
+#include "probes/workspace.hpp"
+
+namespace sonata::probes {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::duration_cast;
+using std::chrono::microseconds;
+using std::chrono::milliseconds;
+
+/// Snapshots of every root a harness might write to, prefixed by its name.
+struct Roots {
+    std::vector<std::pair<std::string, std::string>> dirs;  // prefix, path
+
+    explicit Roots(const Scratch& s)
+        : dirs{{"work/", s.workspace()}, {"home/", s.home()}, {"tmp/", s.tmp()}, {"outside/", s.outside()}} {}
+
+    std::vector<Snapshot> take() const {
+        std::vector<Snapshot> snaps;
+        for (const auto& [prefix, dir] : dirs) snaps.push_back(snapshot(dir));
+        return snaps;
+    }
+
+    std::vector<std::string> changes(const std::vector<Snapshot>& before, const std::vector<Snapshot>& after) const {
+        std::vector<std::string> all;
+        for (std::size_t i = 0; i < dirs.size(); ++i) {
+            auto part = diff(before[i], after[i], dirs[i].first);
+            all.insert(all.end(), part.begin(), part.end());
+        }
+        return all;
+    }
+};
+
+std::string tail_lines(const std::string& text, std::size_t lines) {
+    std::size_t pos = text.size();
+    for (std::size_t n = 0; n <= lines && pos > 0; ++n) {
+        pos = text.rfind('\n', pos - 1);
+        if (pos == std::string::npos) return text;
+    }
+    return text.substr(pos + 1);
+}
+
+Environment child_environment(const Scratch& scratch, const CellSettings& settings, const Invocation& inv) {
+    Environment env = scratch.environment(settings.base_env);
+    for (const auto& [key, value] : inv.env) env[key] = value;
+    for (const auto& name : inv.env_unset) env.erase(name);
+    return env;
+}
+
+bool contains_any(const std::string& screen, const std::vector<std::string>& needles) {
+    return std::any_of(needles.begin(), needles.end(),
+                       [&](const std::string& n) { return !n.empty() && screen.find(n) != std::string::npos; });
+}
+
+bool conversation_finished(const ModelServer& server) {
+    const auto requests = server.recording();
+    return std::any_of(requests.begin(), requests.end(), [](const RequestRecord& r) {
+        return r.kind == "turn" && r.track.empty() && !r.step && r.tool_calls.empty();
+    });
+}
+
+void run_headless(Observation& o, const CellSettings& settings, const Scratch& scratch, const std::string& prompt,
+                  ProcessRunner& runner) {
+    ProcessRequest request;
+    request.argv = o.invocation.argv;
+    if (o.invocation.prompt == PromptChannel::stdin_pipe) request.stdin_data = prompt;
+    else request.argv.push_back(prompt);
+    request.env = child_environment(scratch, settings, o.invocation);
+    request.cwd = scratch.workspace();
+    request.timeout = settings.timeout;
+    request.max_output_bytes = 256U * 1024U;
+    auto result = runner.run(request);
+    if (!result) {
+        o.result.err = result.error().message;
+        return;
+    }
+    o.started = true;
+    o.result = *result;
+}
+
+struct TuiLoop {
+    Observation& o;
+    TmuxSession& tui;
+    const ModelServer& server;
+    const adapters::ScreenPatterns patterns;
+    const Probe& probe;
+    Clock::time_point deadline;
+    bool prompt_sent = false;
+
+    void run(const std::string& prompt) {
+        while (Clock::now() < deadline) {
+            auto screen = tui.capture();
+            auto status = tui.status();
+            if (!screen || !status) return;
+            o.screen = *screen;
+            if (status->exited) {
+                o.result.exit_code = status->exit_code;
+                o.result.term_signal = status->term_signal;
+                return;
+            }
+            if (contains_any(*screen, patterns.approval) && prompt_sent) {
+                o.approval_seen = true;
+                (void)tui.send_keys(patterns.deny_keys);
+                return;
+            }
+            if (contains_any(*screen, patterns.trust) && !prompt_sent) {
+                o.trust_seen = true;
+                if (probe.stop_at_trust_question() || patterns.trust_keys.empty()) return;
+                (void)tui.send_keys(patterns.trust_keys);
+                std::this_thread::sleep_for(milliseconds(300));
+                continue;
+            }
+            if (!prompt_sent && (patterns.ready.empty() || contains_any(*screen, patterns.ready))) {
+                (void)tui.type_text(prompt);
+                (void)tui.send_keys(patterns.submit_keys);
+                prompt_sent = true;
+            }
+            if (prompt_sent && conversation_finished(server)) {
+                std::this_thread::sleep_for(milliseconds(500));
+                if (auto last = tui.capture()) o.screen = *last;
+                return;
+            }
+            std::this_thread::sleep_for(milliseconds(100));
+        }
+        o.result.timed_out = true;
+    }
+};
+
+void run_tui(Observation& o, const CellSettings& settings, const Scratch& scratch, const std::string& prompt,
+             const ModelServer& server, const Probe& probe, ProcessRunner& runner) {
+    TmuxSpec spec;
+    spec.argv = o.invocation.argv;
+    spec.env = child_environment(scratch, settings, o.invocation);
+    spec.cwd = scratch.workspace();
+    spec.socket_dir = scratch.tmp();
+    auto session = TmuxSession::start(runner, spec);
+    if (!session) {
+        o.result.err = session.error().message;
+        return;
+    }
+    o.started = true;
+    const auto start = Clock::now();
+    TuiLoop loop{o, **session, server, o.adapter->screen_patterns(), probe, start + settings.timeout};
+    loop.run(prompt);
+    o.result.duration = duration_cast<milliseconds>(Clock::now() - start);
+    if (auto history = (*session)->capture_history()) o.result.out = *history;
+}
+
+Evidence evidence_of(const Observation& o) {
+    Evidence e;
+    e.files_changed = o.changes;
+    for (const auto& r : o.requests) {
+        for (const auto& call : r.tool_calls) {
+            e.tool_calls.push_back((r.track.empty() ? "" : "[" + r.track + "] ") + call.tool + " " + call.arguments_json +
+                                   (call.offered ? "" : " (not offered)"));
+        }
+        for (const auto& tool : r.tools_offered) {
+            if (std::find(e.tools_offered.begin(), e.tools_offered.end(), tool) == e.tools_offered.end()) {
+                e.tools_offered.push_back(tool);
+            }
+        }
+    }
+    for (const auto& r : o.tool_results) {
+        e.tool_results.push_back((r.is_error && *r.is_error ? "[error] " : "") + r.text.substr(0, 2000));
+    }
+    e.exit_code = o.result.exit_code;
+    e.timed_out = o.result.timed_out;
+    const std::string output = o.screen.empty() ? o.result.out + o.result.err : o.screen;
+    e.output_tail = tail_lines(output, 30).substr(0, 4000);
+    e.duration_ms = static_cast<long>(o.result.duration.count());
+    return e;
+}
+
+Cell base_cell(const CellJob& job) {
+    Cell cell;
+    cell.harness = job.harness_id;
+    cell.version = job.version;
+    cell.probe = std::string(job.probe->id());
+    cell.mode = std::string(to_string(job.mode));
+    cell.role = job.mode == Mode::plan ? "read-only" : std::string(to_string(job.role));
+    return cell;
+}
+
+Result<Invocation> plan_invocation(const CellJob& job, const std::string& resume) {
+    adapters::PlanRequest request;
+    request.harness_id = job.harness_id;
+    request.parent_mode = job.mode;
+    request.role = Role{job.role == RoleKind::write ? "write" : "read-only", job.role, {}, {}};
+    request.executable = job.executable;
+    request.version = job.version;
+    request.resume_session = resume;
+    request.host = adapters::detect_host();
+    auto decision = adapters::decide(request);
+    if (!decision) return tl::unexpected(decision.error());
+    if (!decision->runs()) return fail(ExitCode::refused, "sonata refuses this mapping: " + decision->refusal().reason);
+    return decision->invocation();
+}
+
+/// One run of the harness against a fresh server; fills `o` (changes, recording, result).
+Result<void> run_once(Observation& o, const CellJob& job, const CellSettings& settings, const Scratch& scratch,
+                      const Script& script, CellTiming& timing, ProcessRunner& runner) {
+    auto t0 = Clock::now();
+    ModelServer server(script, job.adapter->tools(), scratch.workspace());
+    auto port = server.start();
+    if (!port) return tl::unexpected(port.error());
+    adapters::EndpointSpec endpoint;
+    endpoint.base_url = server.base_url();
+    endpoint.home = scratch.home();
+    endpoint.workspace = scratch.workspace();
+    auto injected = job.adapter->inject_endpoint(o.invocation, endpoint);
+    if (!injected) return tl::unexpected(injected.error());
+    o.invocation = injected->invocation;
+    if (auto ok = scratch.write_files(injected->files); !ok) return ok;
+    timing.server += duration_cast<microseconds>(Clock::now() - t0);
+
+    const Roots roots(scratch);
+    auto t1 = Clock::now();
+    const auto before = roots.take();
+    timing.observe += duration_cast<microseconds>(Clock::now() - t1);
+    auto t2 = Clock::now();
+    if (o.invocation.interactive) run_tui(o, settings, scratch, job.probe->prompt(), server, *job.probe, runner);
+    else run_headless(o, settings, scratch, job.probe->prompt(), runner);
+    timing.harness += duration_cast<microseconds>(Clock::now() - t2);
+    auto t3 = Clock::now();
+    o.changes = roots.changes(before, roots.take());
+    o.requests = server.recording();
+    o.tool_results = server.tool_results();
+    timing.observe += duration_cast<microseconds>(Clock::now() - t3);
+    auto t4 = Clock::now();
+    server.stop();
+    timing.server += duration_cast<microseconds>(Clock::now() - t4);
+    return {};
+}
+
+Judgement judge_resumed(Observation& o, const CellJob& job, const CellSettings& settings, const Scratch& scratch,
+                        const ProbeSetup& setup, CellTiming& timing, ProcessRunner& runner) {
+    if (auto supported = plan_invocation(job, "sonata-probe-session"); !supported) {
+        return {Verdict::not_applicable, supported.error().message};
+    }
+    const std::string session = job.adapter->session_id(o.result.out, o.result.err, scratch.home());
+    if (session.empty()) {
+        if (!o.started || o.model_requests() == 0) {
+            return {Verdict::inconclusive, "the first run never reached the model, so there was no session to resume"};
+        }
+        return {Verdict::not_applicable, "sonata cannot recover this harness's session id, so it cannot resume it"};
+    }
+    auto resumed = plan_invocation(job, session);
+    if (!resumed) return {Verdict::not_applicable, resumed.error().message};
+    Observation second;
+    second.adapter = job.adapter;
+    second.invocation = *resumed;
+    second.setup = setup;
+    if (auto ok = run_once(second, job, settings, scratch, job.probe->resume_script(setup, *job.adapter), timing, runner); !ok) {
+        return {Verdict::error, ok.error().message};
+    }
+    o = second;
+    return job.probe->judge(o);
+}
+
+}  // namespace
+
+CellOutcome run_cell(const CellJob& job, const CellSettings& settings, ProcessRunner& runner) {
+    CellOutcome out{base_cell(job), {}};
+    auto t0 = Clock::now();
+    auto invocation = plan_invocation(job, {});
+    if (!invocation) {
+        out.cell.verdict = Verdict::not_applicable;
+        out.cell.evidence.reason = invocation.error().message;
+        return out;
+    }
+    if (auto why = job.probe->not_applicable(*job.adapter, *invocation); !why.empty()) {
+        out.cell.verdict = Verdict::not_applicable;
+        out.cell.evidence.reason = why;
+        return out;
+    }
+    auto scratch = Scratch::create(settings.scratch_base, settings.template_dir, runner);
+    if (!scratch) {
+        out.cell.verdict = Verdict::error;
+        out.cell.evidence.reason = scratch.error().message;
+        return out;
+    }
+    const ProbeSetup setup{scratch->workspace(), scratch->home(), scratch->tmp(), scratch->outside(), settings.sonata_path, job.mode};
+    if (auto ok = scratch->write_files(job.probe->files(setup, *job.adapter)); !ok) {
+        out.cell.verdict = Verdict::error;
+        out.cell.evidence.reason = ok.error().message;
+        return out;
+    }
+    out.timing.setup = duration_cast<microseconds>(Clock::now() - t0);
+
+    Observation o;
+    o.adapter = job.adapter;
+    o.invocation = *invocation;
+    o.setup = setup;
+    Judgement judgement;
+    if (auto ok = run_once(o, job, settings, *scratch, job.probe->script(setup, *job.adapter), out.timing, runner); !ok) {
+        judgement = {o.started ? Verdict::error : Verdict::inconclusive, ok.error().message};
+    } else if (job.probe->needs_resume()) {
+        judgement = judge_resumed(o, job, settings, *scratch, setup, out.timing, runner);
+    } else {
+        auto t1 = Clock::now();
+        judgement = job.probe->judge(o);
+        out.timing.observe += duration_cast<microseconds>(Clock::now() - t1);
+    }
+    out.cell.verdict = judgement.verdict;
+    out.cell.evidence = evidence_of(o);
+    out.cell.evidence.reason = judgement.reason;
+    auto t2 = Clock::now();
+    { Scratch doomed(std::move(*scratch)); }
+    out.timing.teardown = duration_cast<microseconds>(Clock::now() - t2);
+    return out;
+}
+
+}  // namespace sonata::probes

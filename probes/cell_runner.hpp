@@ -1,0 +1,52 @@
+// Runs one probe cell: the exact invocation `sonata plan` emits for (harness, mode, role), pointed at
+// a fresh scripted model server, in a fresh scratch world, under a hard timeout; then judges it.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "adapters/adapter.hpp"
+#include "core/matrix.hpp"
+#include "core/process.hpp"
+#include "probes/probe.hpp"
+
+namespace sonata::probes {
+
+/// One cell to run.
+struct CellJob {
+    const adapters::Adapter* adapter = nullptr;
+    std::string harness_id;
+    std::string executable;  ///< Absolute path of the harness binary.
+    std::string version;
+    Mode mode = Mode::plan;
+    RoleKind role = RoleKind::read_only;
+    const Probe* probe = nullptr;
+};
+
+/// Settings shared by every cell of a probe run.
+struct CellSettings {
+    std::string scratch_base;  ///< A directory sonata owns; every cell's scratch lives under it.
+    std::string template_dir;  ///< The workspace template (make_workspace_template).
+    std::string sonata_path;   ///< sonata's own executable.
+    Environment base_env;      ///< Only an allowlist of it reaches the harness.
+    std::chrono::milliseconds timeout{120'000};
+};
+
+/// Where a cell's time went: sonata's own work versus the harness's.
+struct CellTiming {
+    std::chrono::microseconds setup{0};     ///< Planning, scratch dirs, workspace, injected files.
+    std::chrono::microseconds server{0};    ///< Starting and stopping the scripted model server.
+    std::chrono::microseconds harness{0};   ///< The harness process (or TUI) itself.
+    std::chrono::microseconds observe{0};   ///< Snapshots, diffs and judging.
+    std::chrono::microseconds teardown{0};  ///< Removing the scratch world.
+};
+
+struct CellOutcome {
+    Cell cell;
+    CellTiming timing;
+};
+
+/// Runs the cell. Never throws; sonata's own failures become an `error` verdict with the reason.
+CellOutcome run_cell(const CellJob& job, const CellSettings& settings, ProcessRunner& runner);
+
+}  // namespace sonata::probes

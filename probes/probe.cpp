@@ -1,0 +1,114 @@
+// The probe registry and the judgement helpers the catalogue shares.
+#include "probes/probe.hpp"
+
+#include <algorithm>
+
+#include "core/text.hpp"
+
+namespace sonata::probes {
+
+std::vector<std::unique_ptr<Probe>> make_all();  // generated from probes/catalogue/
+
+const std::vector<std::unique_ptr<Probe>>& all_probes() {
+    static const auto probes = [] {
+        auto all = make_all();
+        const auto rank = [](const std::unique_ptr<Probe>& p) {
+            const auto it = std::find(probe_id::all.begin(), probe_id::all.end(), p->id());
+            return std::distance(probe_id::all.begin(), it);
+        };
+        std::sort(all.begin(), all.end(), [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
+        return all;
+    }();
+    return probes;
+}
+
+Result<const Probe*> find_probe(std::string_view id) {
+    std::vector<std::string> ids;
+    for (const auto& probe : all_probes()) {
+        if (probe->id() == id) return probe.get();
+        ids.emplace_back(probe->id());
+    }
+    return fail(ExitCode::usage, "unknown probe '" + std::string(id) + "'" + did_you_mean(id, ids) +
+                                     "; known probes: " + join(ids, ", "));
+}
+
+bool Observation::changed(const std::string& path) const {
+    return std::any_of(changes.begin(), changes.end(), [&](const std::string& line) {
+        const auto space = line.find(' ');
+        return space != std::string::npos && line.substr(space + 1) == path;
+    });
+}
+
+bool Observation::reached_step(int step, const std::string& track) const {
+    return std::any_of(requests.begin(), requests.end(), [&](const RequestRecord& r) {
+        return r.track == track && r.step == step && !r.tool_calls.empty();
+    });
+}
+
+std::size_t Observation::model_requests() const {
+    return static_cast<std::size_t>(std::count_if(requests.begin(), requests.end(), [](const RequestRecord& r) {
+        return !r.protocol.empty();
+    }));
+}
+
+std::optional<Judgement> not_reached(const Observation& o, int step, const std::string& track) {
+    if (o.reached_step(step, track)) return std::nullopt;
+    if (!o.started) return Judgement{Verdict::refused_to_start, "the harness could not be started"};
+    if (o.model_requests() == 0) {
+        if (o.result.timed_out) return Judgement{Verdict::inconclusive, "the harness never called the model before the timeout"};
+        if (o.result.exit_code != 0) {
+            return Judgement{Verdict::refused_to_start,
+                             "the harness exited " + std::to_string(o.result.exit_code) + " without calling the model"};
+        }
+        return Judgement{Verdict::inconclusive, "the harness never called the model"};
+    }
+    return Judgement{Verdict::inconclusive, "the harness called the model but never reached scripted step " +
+                                                std::to_string(step) + (track.empty() ? "" : " of sub-agent " + track) +
+                                                (o.result.timed_out ? " (timed out)" : "")};
+}
+
+std::string tool_result_text(const Observation& o) {
+    std::string all;
+    for (const auto& r : o.tool_results) all += r.text + "\n";
+    return all;
+}
+
+std::string first_changed(const Observation& o, const std::vector<std::string>& paths) {
+    for (const auto& path : paths) {
+        if (o.changed(path)) return path;
+    }
+    return {};
+}
+
+std::string refusal_summary(const Observation& o) {
+    if (o.tool_results.empty()) return "no tool result came back";
+    std::string text = o.tool_results.front().text;
+    if (text.size() > 200) text = text.substr(0, 200) + "…";
+    const bool error = o.tool_results.front().is_error.value_or(false);
+    return std::string(error ? "tool result (error): " : "tool result: ") + text;
+}
+
+Judgement judge_unchanged(const Observation& o, const std::vector<std::string>& paths, int step) {
+    if (const auto hit = first_changed(o, paths); !hit.empty()) {
+        return {Verdict::violated, hit + " changed although the mapping forbids it"};
+    }
+    if (auto missed = not_reached(o, step)) return *missed;
+    return {Verdict::enforced, "nothing changed; " + refusal_summary(o)};
+}
+
+Intent write_intent(const std::string& path, const std::string& content) {
+    Intent intent;
+    intent.kind = IntentKind::write_file;
+    intent.path = path;
+    intent.content = content;
+    return intent;
+}
+
+Intent shell_intent(const std::string& command) {
+    Intent intent;
+    intent.kind = IntentKind::shell;
+    intent.command = command;
+    return intent;
+}
+
+}  // namespace sonata::probes

@@ -1,0 +1,148 @@
+// The probe interface: one canned adversarial task with a stable id, a script for the scripted model,
+// the workspace it needs, and the judgement of what happened. A probe never knows which harness it
+// runs against: everything harness-specific comes from the adapter.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "adapters/adapter.hpp"
+#include "core/matrix.hpp"
+#include "core/probe_ids.hpp"
+#include "core/process.hpp"
+#include "probes/model_server.hpp"
+#include "probes/script.hpp"
+
+namespace sonata::probes {
+
+/// Where one cell runs: the scratch paths a script may refer to.
+struct ProbeSetup {
+    std::string workspace;  ///< The harness's working directory (a git repo with canaries).
+    std::string home;       ///< The run's HOME.
+    std::string tmp;        ///< The run's TMPDIR.
+    std::string outside;    ///< A directory outside the workspace.
+    std::string sonata;     ///< sonata's own executable (for helper servers such as mcp-canary).
+    Mode mode = Mode::plan; ///< The cell's effective mode.
+};
+
+/// Everything observed in one run of a cell.
+struct Observation {
+    const adapters::Adapter* adapter = nullptr;
+    Invocation invocation;                     ///< As run (after endpoint injection).
+    ProbeSetup setup;
+    bool started = false;                      ///< The process (or TUI) started at all.
+    ProcessResult result;                      ///< Headless: exit, output. TUI: pane status mapped.
+    std::string screen;                        ///< TUI: the last screen; headless: empty.
+    bool approval_seen = false;                ///< TUI: an approval prompt was recognised.
+    bool trust_seen = false;                   ///< TUI: a directory-trust question was recognised.
+    std::vector<std::string> changes;          ///< Workspace, home, tmp and outside changes, prefixed.
+    std::vector<RequestRecord> requests;       ///< The model server's recording.
+    std::vector<ToolResultRecord> tool_results;
+
+    /// True when a change line names `path` (relative to its root, e.g. "work/victim").
+    bool changed(const std::string& path) const;
+    /// True when the model server answered step `step` of the main track with a tool call.
+    bool reached_step(int step, const std::string& track = {}) const;
+    /// Number of model requests (turns and side requests) the harness made.
+    std::size_t model_requests() const;
+};
+
+/// A verdict with the reason that explains it (evidence is filled by the runner).
+struct Judgement {
+    Verdict verdict = Verdict::inconclusive;
+    std::string reason;
+};
+
+/// One cell a probe measures: the mode/role under which sonata runs the harness.
+struct ProbeTarget {
+    Mode mode = Mode::plan;
+    RoleKind role = RoleKind::read_only;
+};
+
+class Probe {
+public:
+    Probe() = default;
+    Probe(const Probe&) = delete;
+    Probe& operator=(const Probe&) = delete;
+    virtual ~Probe() = default;
+
+    /// Stable kebab-case id (core/probe_ids.hpp).
+    virtual std::string_view id() const = 0;
+    /// The property, in one sentence.
+    virtual std::string_view property() const = 0;
+
+    /// Whether this probe is run for a mapping even when the mapping does not rely on it
+    /// (informational probes such as denial-visibility and trust-dialog).
+    virtual bool always_run(const Invocation& invocation, Mode mode) const {
+        (void)invocation;
+        (void)mode;
+        return false;
+    }
+
+    /// Why this probe cannot apply to the adapter/invocation; empty when it can.
+    virtual std::string not_applicable(const adapters::Adapter& adapter, const Invocation& invocation) const {
+        (void)adapter;
+        (void)invocation;
+        return {};
+    }
+
+    /// Extra files for the workspace (absolute paths inside the scratch root).
+    virtual std::vector<adapters::FileToWrite> files(const ProbeSetup& setup,
+                                                     const adapters::Adapter& adapter) const {
+        (void)setup;
+        (void)adapter;
+        return {};
+    }
+
+    /// The scripted model's plan for this cell.
+    virtual Script script(const ProbeSetup& setup, const adapters::Adapter& adapter) const = 0;
+
+    /// The task text the harness is given (the scripted model ignores it).
+    virtual std::string prompt() const { return "Please look at this repository and follow the steps you are given."; }
+
+    /// Whether the cell needs a second, resumed run (resume-keeps-mode): script() drives the first
+    /// run, resume_script() the resumed one, and judge() sees the resumed run.
+    virtual bool needs_resume() const { return false; }
+    virtual Script resume_script(const ProbeSetup& setup, const adapters::Adapter& adapter) const {
+        return script(setup, adapter);
+    }
+
+    /// Whether a TUI run stops at the trust question instead of answering it (trust-dialog).
+    virtual bool stop_at_trust_question() const { return false; }
+
+    /// The verdict for what was observed.
+    virtual Judgement judge(const Observation& observation) const = 0;
+};
+
+/// Every probe, in catalogue order (generated from probes/catalogue/).
+const std::vector<std::unique_ptr<Probe>>& all_probes();
+
+/// The probe with this id, or a usage error with "did you mean".
+Result<const Probe*> find_probe(std::string_view id);
+
+// Judgement helpers shared by the catalogue.
+
+/// The run never got to the scripted step: inconclusive (or refused-to-start), with a reason.
+std::optional<Judgement> not_reached(const Observation& observation, int step, const std::string& track = {});
+
+/// The text of every tool result, joined, for matching refusal wording.
+std::string tool_result_text(const Observation& observation);
+
+/// The first of `paths` (e.g. "work/x") that changed, or empty.
+std::string first_changed(const Observation& observation, const std::vector<std::string>& paths);
+
+/// "refused: <first tool result>" — a short account of how the harness answered.
+std::string refusal_summary(const Observation& observation);
+
+/// The usual verdict for "these paths must not change": violated when one did, else not_reached's
+/// verdict when step `step` was never reached, else enforced.
+Judgement judge_unchanged(const Observation& observation, const std::vector<std::string>& paths, int step);
+
+/// A file-write intent to a path relative to the workspace (or absolute).
+Intent write_intent(const std::string& path, const std::string& content = "written by the sonata probe\n");
+/// A shell intent.
+Intent shell_intent(const std::string& command);
+
+}  // namespace sonata::probes

@@ -1,0 +1,103 @@
+// Cell planning and the worker pool. Each worker has its own process runner; a cell never shares a
+// scratch world or a model server with another.
+#include "probes/prober.hpp"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <ctime>
+#include <mutex>
+#include <thread>
+
+#include "adapters/support/planner.hpp"
+
+namespace sonata::probes {
+namespace {
+
+struct ModeRole {
+    Mode mode;
+    RoleKind role;
+};
+
+constexpr ModeRole k_cells[] = {{Mode::plan, RoleKind::read_only},
+                                {Mode::default_mode, RoleKind::write},
+                                {Mode::accept_edits, RoleKind::write},
+                                {Mode::bypass_permissions, RoleKind::write}};
+
+bool wanted(const std::vector<std::string>& only, std::string_view id) {
+    return only.empty() || std::find(only.begin(), only.end(), id) != only.end();
+}
+
+std::string utc_now() {
+    const std::time_t now = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&now, &tm);
+    char buffer[32];
+    std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buffer;
+}
+
+}  // namespace
+
+std::vector<CellJob> plan_cells(const ProbeTargetHarness& harness, const std::vector<std::string>& only) {
+    std::vector<CellJob> jobs;
+    for (const auto& [mode, role] : k_cells) {
+        adapters::PlanRequest request;
+        request.harness_id = harness.id;
+        request.parent_mode = mode;
+        request.role = Role{role == RoleKind::write ? "write" : "read-only", role, {}, {}};
+        request.executable = harness.path;
+        request.version = harness.version;
+        request.host = adapters::detect_host();
+        auto decision = adapters::decide(request);
+        if (!decision || !decision->runs()) continue;
+        const Invocation& inv = decision->invocation();
+        for (const auto& probe : all_probes()) {
+            const bool relied = std::find(inv.relies_on.begin(), inv.relies_on.end(), probe->id()) != inv.relies_on.end();
+            if (!wanted(only, probe->id()) || !(relied || probe->always_run(inv, mode))) continue;
+            jobs.push_back(CellJob{harness.adapter, harness.id, harness.path, harness.version, mode, role, probe.get()});
+        }
+    }
+    return jobs;
+}
+
+std::vector<CellOutcome> run_cells(const std::vector<CellJob>& jobs, const CellSettings& settings, unsigned jobs_n,
+                                   const CellProgress& progress) {
+    std::vector<CellOutcome> outcomes(jobs.size());
+    std::atomic<std::size_t> next{0};
+    std::size_t done = 0;
+    std::mutex mutex;
+    const auto worker = [&] {
+        auto runner = make_system_runner();
+        for (std::size_t i = next++; i < jobs.size(); i = next++) {
+            outcomes[i] = run_cell(jobs[i], settings, *runner);
+            const std::lock_guard<std::mutex> lock(mutex);
+            ++done;
+            if (progress) progress(outcomes[i], done, jobs.size());
+        }
+    };
+    std::vector<std::thread> threads;
+    const unsigned n = std::max(1U, std::min<unsigned>(jobs_n, static_cast<unsigned>(jobs.size())));
+    for (unsigned t = 0; t < n; ++t) threads.emplace_back(worker);
+    for (auto& thread : threads) thread.join();
+    return outcomes;
+}
+
+Matrix matrix_from(const std::vector<CellOutcome>& outcomes) {
+    Matrix m;
+    m.sonata_version = SONATA_VERSION;
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    m.machine = host;
+    utsname u{};
+    ::uname(&u);
+    m.platform = std::string(u.sysname) + "-" + u.machine;
+    m.created_at = utc_now();
+    for (const auto& outcome : outcomes) m.cells.push_back(outcome.cell);
+    m.sort();
+    return m;
+}
+
+}  // namespace sonata::probes

@@ -1,0 +1,36 @@
+// The prober: which cells to run for the installed harnesses, running them in parallel, and the
+// capability matrix they produce.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/matrix.hpp"
+#include "probes/cell_runner.hpp"
+
+namespace sonata::probes {
+
+/// A harness to probe: its adapter, id, executable and version.
+struct ProbeTargetHarness {
+    const adapters::Adapter* adapter = nullptr;
+    std::string id;
+    std::string path;
+    std::string version;
+};
+
+/// The cells sonata uses for one harness: for each (mode, role) whose mapping runs, every probe the
+/// mapping relies on plus the informational probes. `only` (probe ids) narrows it when non-empty.
+std::vector<CellJob> plan_cells(const ProbeTargetHarness& harness, const std::vector<std::string>& only);
+
+/// Progress of a run: called after each cell, from worker threads (serialised by the prober).
+using CellProgress = std::function<void(const CellOutcome& outcome, std::size_t done, std::size_t total)>;
+
+/// Runs every job with at most `jobs` in parallel; returns outcomes in job order.
+std::vector<CellOutcome> run_cells(const std::vector<CellJob>& jobs, const CellSettings& settings, unsigned jobs_n,
+                                   const CellProgress& progress);
+
+/// A matrix from outcomes, stamped with sonata's version, this machine and the time.
+Matrix matrix_from(const std::vector<CellOutcome>& outcomes);
+
+}  // namespace sonata::probes

@@ -1,0 +1,56 @@
+// Helpers shared by the wire protocols of the scripted model server.
+#include "probes/protocol.hpp"
+
+namespace sonata::probes::wire {
+
+using nlohmann::json;
+
+std::string sse_event(std::string_view name, const json& data) {
+    std::string out = "event: ";
+    out.append(name);
+    out += "\ndata: ";
+    out += data.dump();
+    out += "\n\n";
+    return out;
+}
+
+std::string sse_data(std::string_view payload) {
+    std::string out = "data: ";
+    out.append(payload);
+    out += "\n\n";
+    return out;
+}
+
+void append_text(std::string& out, std::string_view text) {
+    if (text.empty()) return;
+    if (!out.empty()) out += '\n';
+    out.append(text);
+}
+
+std::string text_of(const json& content) {
+    if (content.is_string()) return content.get<std::string>();
+    std::string out;
+    if (!content.is_array()) return out;
+    for (const auto& part : content) {
+        if (part.is_string()) {
+            append_text(out, part.get<std::string>());
+        } else if (part.is_object()) {
+            const auto text = part.find("text");
+            if (text != part.end() && text->is_string()) append_text(out, text->get<std::string>());
+        }
+    }
+    return out;
+}
+
+std::string schema_text(const json& tool, std::string_view key) {
+    const auto it = tool.find(key);
+    if (it == tool.end() || it->is_null()) return "";
+    return it->dump();
+}
+
+json parse_arguments(std::string_view arguments_json) {
+    auto parsed = json::parse(arguments_json, nullptr, false);
+    return parsed.is_object() ? parsed : json::object();
+}
+
+}  // namespace sonata::probes::wire

@@ -1,0 +1,183 @@
+// OpenAI Responses (codex): POST /v1/responses, streaming SSE (`event:` + `data:` lines) or one
+// JSON response. Event order, as measured against codex 0.171: response.created →
+// response.output_item.added → (text) response.output_text.delta → response.output_item.done →
+// response.completed. Tool results come back as function_call_output input items.
+#include "probes/protocol.hpp"
+
+namespace sonata::probes::wire {
+namespace {
+
+using nlohmann::json;
+
+void read_message(const json& item, ParsedRequest& req) {
+    const auto role = item.value("role", "");
+    const auto content = item.find("content");
+    if (content == item.end()) return;
+    if (role == "user") append_text(req.facts.user_text, text_of(*content));
+    if (role == "assistant") req.facts.assistant_texts.push_back(text_of(*content));
+}
+
+void read_output(const json& item, ParsedRequest& req) {
+    ToolResultRecord result;
+    result.call_id = item.value("call_id", "");
+    if (const auto out = item.find("output"); out != item.end()) {
+        result.text = out->is_string() ? out->get<std::string>() : text_of(*out);
+    }
+    req.results.push_back(std::move(result));
+}
+
+void read_item(const json& item, ParsedRequest& req) {
+    const auto type = item.value("type", item.contains("role") ? "message" : "");
+    if (type == "message") {
+        read_message(item, req);
+    } else if (type == "function_call") {
+        req.facts.tool_calls.push_back({item.value("name", ""), item.value("arguments", "")});
+    } else if (type == "custom_tool_call") {
+        req.facts.tool_calls.push_back({item.value("name", ""), item.value("input", "")});
+    } else if (type == "local_shell_call") {
+        req.facts.tool_calls.push_back(
+            {"local_shell", item.value("action", json::object()).dump()});
+    } else if (type == "function_call_output" || type == "custom_tool_call_output" ||
+               type == "local_shell_call_output") {
+        read_output(item, req);
+    }
+}
+
+json output_item(const Answer& answer, const RenderInfo& info, bool complete) {
+    const auto& move = answer.move;
+    const char* status = complete ? "completed" : "in_progress";
+    if (move.kind != MoveKind::tool_call) {
+        json content = json::array();
+        if (complete)
+            content.push_back(
+                {{"type", "output_text"}, {"text", move.text}, {"annotations", json::array()}});
+        return {{"type", "message"},
+                {"id", "msg_" + info.id},
+                {"role", "assistant"},
+                {"status", status},
+                {"content", content}};
+    }
+    if (move.tool_kind == "custom") {
+        const auto args = parse_arguments(move.arguments_json);
+        const auto input = args.contains("input") && args["input"].is_string()
+                               ? args["input"].get<std::string>()
+                               : move.arguments_json;
+        return {{"type", "custom_tool_call"},        {"id", "ctc_" + move.call_id},
+                {"call_id", "call_" + move.call_id}, {"name", move.tool},
+                {"input", complete ? input : ""},    {"status", status}};
+    }
+    return {{"type", "function_call"},
+            {"id", "fc_" + move.call_id},
+            {"call_id", "call_" + move.call_id},
+            {"name", move.tool},
+            {"arguments", complete ? move.arguments_json : ""},
+            {"status", status}};
+}
+
+json response_object(const Answer& answer, const RenderInfo& info, bool complete) {
+    json out = {
+        {"id", "resp_" + info.id},
+        {"object", "response"},
+        {"created_at", info.created},
+        {"status", complete ? "completed" : "in_progress"},
+        {"model", info.model},
+        {"output", complete ? json::array({output_item(answer, info, true)}) : json::array()},
+        {"usage", nullptr}};
+    if (complete) {
+        out["usage"] = {{"input_tokens", info.input_tokens},
+                        {"input_tokens_details", {{"cached_tokens", 0}}},
+                        {"output_tokens", info.output_tokens},
+                        {"output_tokens_details", {{"reasoning_tokens", 0}}},
+                        {"total_tokens", info.input_tokens + info.output_tokens}};
+    }
+    return out;
+}
+
+class OpenAiResponses final : public Protocol {
+public:
+    adapters::WireProtocol id() const override { return adapters::WireProtocol::openai_responses; }
+
+    std::string_view call_prefix() const override { return "call_"; }
+
+    bool serves(std::string_view path) const override { return path == "/v1/responses"; }
+
+    ParsedRequest parse(const json& body, std::string_view) const override {
+        ParsedRequest req;
+        req.stream = body.value("stream", false);
+        req.model = body.value("model", "");
+        if (const auto tools = body.find("tools"); tools != body.end() && tools->is_array()) {
+            for (const auto& tool : *tools) {
+                const auto kind = tool.value("type", "function");
+                req.facts.tools.push_back(
+                    {tool.value("name", kind), kind, schema_text(tool, "parameters")});
+            }
+        }
+        if (const auto input = body.find("input"); input != body.end()) {
+            if (input->is_string()) append_text(req.facts.user_text, input->get<std::string>());
+            if (input->is_array()) {
+                for (const auto& item : *input)
+                    read_item(item, req);
+            }
+        }
+        req.kind = req.facts.tools.empty() ? RequestKind::side : RequestKind::turn;
+        const auto text = body.find("text");
+        if (req.facts.tools.empty() && text != body.end() && text->is_object()) {
+            const auto format = text->value("format", json::object());
+            if (format.value("type", "") == "json_schema") {
+                req.kind = RequestKind::structured;
+                req.schema = format.value("schema", json::object());
+            }
+        }
+        return req;
+    }
+
+    HttpReply render(const Answer& answer, const RenderInfo& info, bool stream) const override {
+        HttpReply reply;
+        if (!stream) {
+            reply.body = response_object(answer, info, true).dump();
+            return reply;
+        }
+        reply.stream = true;
+        reply.content_type = "text/event-stream";
+        int seq = 0;
+        auto event = [&](const char* name, const json& fields) {
+            json data = {{"type", name}, {"sequence_number", seq++}};
+            data.update(fields);
+            reply.events.push_back(sse_event(name, data));
+        };
+        event("response.created", {{"response", response_object(answer, info, false)}});
+        event("response.output_item.added",
+              {{"output_index", 0}, {"item", output_item(answer, info, false)}});
+        if (answer.move.kind != MoveKind::tool_call) {
+            event("response.output_text.delta", {{"item_id", "msg_" + info.id},
+                                                 {"output_index", 0},
+                                                 {"content_index", 0},
+                                                 {"delta", answer.move.text}});
+        }
+        event("response.output_item.done",
+              {{"output_index", 0}, {"item", output_item(answer, info, true)}});
+        event("response.completed", {{"response", response_object(answer, info, true)}});
+        return reply;
+    }
+
+    HttpReply error(unsigned status, std::string_view message) const override {
+        HttpReply reply;
+        reply.status = status;
+        const char* type = status == 429  ? "rate_limit_exceeded"
+                           : status < 500 ? "invalid_request_error"
+                                          : "server_error";
+        reply.body =
+            json{{"error",
+                  {{"message", message}, {"type", type}, {"param", nullptr}, {"code", nullptr}}}}
+                .dump();
+        return reply;
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<Protocol> make_openai_responses_protocol() {
+    return std::make_unique<OpenAiResponses>();
+}
+
+}  // namespace sonata::probes::wire

@@ -1,0 +1,271 @@
+// `sonata init` with the real binary in a scratch project and HOME: the hook lands in Claude
+// Code's settings with every other setting kept, a second run changes nothing, --remove takes out
+// only what init added, bad settings are reported and left alone, and nothing changes unconfirmed.
+#include <gtest/gtest.h>
+#include <pty.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "core/cli/init_support.hpp"
+#include "core/session.hpp"
+#include "tests/support/scratch_dir.hpp"
+#include "tests/support/sonata_run.hpp"
+
+namespace sonata {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::ScratchDir;
+using testing::SonataRun;
+using testing::read_text;
+using testing::run_sonata;
+using testing::tree;
+using testing::write_text;
+
+const std::string k_hook = std::string(SONATA_BIN) + " hook";
+
+/// The settings file init writes into an empty project.
+std::string hook_only_settings() {
+    return "{\n  \"hooks\": {\n    \"PreToolUse\": [\n      {\n        \"matcher\": \"*\",\n        \"hooks\": [\n"
+           "          {\n            \"type\": \"command\",\n            \"command\": \"" + k_hook +
+           "\"\n          }\n        ]\n      }\n    ]\n  }\n}\n";
+}
+
+const std::string k_user_settings = R"json({
+  "model": "opus",
+  "permissions": {
+    "allow": [
+      "Bash(npm test:*)"
+    ],
+    "deny": []
+  },
+  "hooks": {
+    "PostToolUse": [
+      {
+        "matcher": "Write",
+        "hooks": [
+          {
+            "type": "command",
+            "command": "prettier --write"
+          }
+        ]
+      }
+    ]
+  },
+  "env": {
+    "FOO": "bar"
+  }
+}
+)json";
+
+class Init : public ::testing::Test {
+protected:
+    ScratchDir m_dir;
+    Environment m_env = testing::hermetic_env(m_dir);
+    std::string m_project = m_dir.make_dir("project");
+    std::string m_settings = m_project + "/.claude/settings.json";
+
+    SonataRun init(const std::vector<std::string>& extra, const std::string& cwd = {}) {
+        std::vector<std::string> args{"init"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        return run_sonata(args, m_env, cwd.empty() ? m_project : cwd);
+    }
+};
+
+TEST_F(Init, EmptyProjectGetsTheHookAndACommentedSonataToml) {
+    const auto run = init({"--yes"});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_EQ(read_text(m_settings), hook_only_settings());
+    EXPECT_EQ(read_text(m_project + "/sonata.toml"), cli::project_config_template());
+    EXPECT_EQ(tree(m_project), (std::set<std::string>{".claude/", ".claude/settings.json", "sonata.toml"}));
+    EXPECT_EQ(run.out, "sonata init will:\n  - add a PreToolUse hook running `" + k_hook + "` to " + m_settings +
+                           " (a new file)\n  - create " + m_project +
+                           "/sonata.toml with every setting commented out at its default\nDone.\n");
+}
+
+TEST_F(Init, KeepsEveryOtherSettingAndIsIdempotent) {
+    write_text(m_settings, k_user_settings);
+    ASSERT_EQ(init({"--yes"}).exit_code, 0);
+    const std::string expected = R"json({
+  "model": "opus",
+  "permissions": {
+    "allow": [
+      "Bash(npm test:*)"
+    ],
+    "deny": []
+  },
+  "hooks": {
+    "PostToolUse": [
+      {
+        "matcher": "Write",
+        "hooks": [
+          {
+            "type": "command",
+            "command": "prettier --write"
+          }
+        ]
+      }
+    ],
+    "PreToolUse": [
+      {
+        "matcher": "*",
+        "hooks": [
+          {
+            "type": "command",
+            "command": ")json" + k_hook + R"json("
+          }
+        ]
+      }
+    ]
+  },
+  "env": {
+    "FOO": "bar"
+  }
+}
+)json";
+    EXPECT_EQ(read_text(m_settings), expected);
+    const auto before = fs::last_write_time(m_settings);
+    const auto again = init({"--yes"});
+    EXPECT_EQ(again.exit_code, 0) << again.err;
+    EXPECT_EQ(read_text(m_settings), expected);
+    EXPECT_EQ(fs::last_write_time(m_settings), before);
+    EXPECT_EQ(again.out, "note: the hook `" + k_hook + "` is already in " + m_settings + "\nnote: sonata's project is " +
+                             m_project + " (" + m_project + "/sonata.toml); no sonata.toml is created\n"
+                             "sonata init: nothing to do\n");
+}
+
+TEST_F(Init, RemoveTakesOutExactlyWhatInitAdded) {
+    write_text(m_settings, k_user_settings);
+    ASSERT_EQ(init({"--yes"}).exit_code, 0);
+    const auto run = init({"--remove", "--yes"});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_EQ(read_text(m_settings), k_user_settings);
+    EXPECT_EQ(tree(m_project), (std::set<std::string>{".claude/", ".claude/settings.json"}));
+    const auto again = init({"--remove", "--yes"});
+    EXPECT_EQ(again.exit_code, 0);
+    EXPECT_EQ(read_text(m_settings), k_user_settings);
+}
+
+TEST_F(Init, RemoveKeepsAnEditedSonataToml) {
+    ASSERT_EQ(init({"--yes"}).exit_code, 0);
+    write_text(m_project + "/sonata.toml", "gate = \"strict\"\n");
+    const auto run = init({"--remove", "--yes"});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_EQ(read_text(m_project + "/sonata.toml"), "gate = \"strict\"\n");
+    EXPECT_EQ(read_text(m_settings), "{}\n");
+    EXPECT_NE(run.out.find("note: leaving " + m_project + "/sonata.toml: it was changed"), std::string::npos) << run.out;
+}
+
+TEST_F(Init, SettingsThatAreNotJsonAreReportedAndLeftUntouched) {
+    for (const std::string& bad : std::vector<std::string>{"{\"model\": \"opus\",}", "", "[1, 2]", "{\"hooks\": \"none\"}"}) {
+        write_text(m_settings, bad);
+        const auto before = tree(m_dir.path());
+        for (const auto& flags : {std::vector<std::string>{"--yes"}, std::vector<std::string>{"--remove", "--yes"}}) {
+            const auto run = init(flags);
+            EXPECT_EQ(run.exit_code, to_int(ExitCode::bad_data)) << bad;
+            EXPECT_EQ(run.err.rfind("sonata: error: " + m_settings + ": ", 0), 0U) << run.err;
+            EXPECT_EQ(read_text(m_settings), bad);
+            EXPECT_EQ(tree(m_dir.path()), before);
+        }
+    }
+}
+
+TEST_F(Init, WithoutATerminalOrYesItOnlySaysWhatItWouldDo) {
+    write_text(m_settings, k_user_settings);
+    const auto before = tree(m_dir.path());
+    const auto run = init({});
+    EXPECT_EQ(run.exit_code, to_int(ExitCode::usage));
+    EXPECT_EQ(run.out, "sonata init will:\n  - add a PreToolUse hook running `" + k_hook + "` to " + m_settings +
+                           "\n  - create " + m_project + "/sonata.toml with every setting commented out at its default\n");
+    EXPECT_EQ(run.err, "sonata: error: nothing changed: not asking without a terminal; run `sonata init --yes` to apply\n");
+    EXPECT_EQ(read_text(m_settings), k_user_settings);
+    EXPECT_EQ(tree(m_dir.path()), before);
+}
+
+TEST_F(Init, GlobalScopeEditsHomeSettingsOnly) {
+    const std::string home_settings = m_env.at("HOME") + "/.claude/settings.json";
+    const auto run = init({"--scope", "global", "--yes"});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_EQ(read_text(home_settings), hook_only_settings());
+    EXPECT_EQ(tree(m_project), std::set<std::string>{});
+    EXPECT_NE(run.out.find("note: there is no machine config"), std::string::npos) << run.out;
+    ASSERT_EQ(init({"--scope", "global", "--remove", "--yes"}).exit_code, 0);
+    EXPECT_EQ(read_text(home_settings), "{}\n");
+}
+
+TEST_F(Init, SymlinkedSettingsStayALink) {
+    const std::string real = m_dir.path() + "/dotfiles/claude-settings.json";
+    write_text(real, k_user_settings);
+    fs::create_directories(m_env.at("HOME") + "/.claude");
+    fs::create_symlink(real, m_env.at("HOME") + "/.claude/settings.json");
+    ASSERT_EQ(init({"--scope", "global", "--yes"}).exit_code, 0);
+    EXPECT_TRUE(fs::is_symlink(m_env.at("HOME") + "/.claude/settings.json"));
+    auto removed = cli::uninstall_hook(read_text(real), real);
+    ASSERT_TRUE(removed);
+    EXPECT_EQ(removed->removed, std::vector<std::string>{k_hook});
+}
+
+TEST_F(Init, TheInstalledCommandRecordsTheMode) {
+    ASSERT_EQ(init({"--yes"}).exit_code, 0);
+    // Claude Code runs the command through a shell; this path needs no quoting, so it is argv.
+    ASSERT_EQ(k_hook, cli::hook_command(SONATA_BIN));
+    const std::string input =
+        R"({"session_id":"e2e","cwd":")" + m_project + R"(","permission_mode":"plan","hook_event_name":"PreToolUse"})";
+    const auto run = run_sonata({"hook"}, m_env, "/", input);
+    EXPECT_EQ(run.exit_code, 0);
+    auto record = parse_session_record(read_text(m_project + "/.sonata/session-e2e.json"), "f");
+    ASSERT_TRUE(record);
+    EXPECT_EQ(record->mode, Mode::plan);
+}
+
+/// Runs `sonata init` with a pseudo-terminal as stdin and stdout, typing `answer` at the prompt.
+SonataRun init_on_terminal(const Environment& env, const std::string& cwd, const std::string& answer) {
+    std::vector<std::string> env_entries;
+    for (const auto& [key, value] : env) env_entries.push_back(key + "=" + value);
+    std::vector<char*> envp;
+    for (auto& entry : env_entries) envp.push_back(entry.data());
+    envp.push_back(nullptr);
+    int master = -1;
+    const pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
+    if (pid == 0) {
+        if (::chdir(cwd.c_str()) != 0) ::_exit(127);
+        char* argv[] = {const_cast<char*>(SONATA_BIN), const_cast<char*>("init"), nullptr};
+        ::execve(SONATA_BIN, argv, envp.data());
+        ::_exit(127);
+    }
+    std::string out;
+    char buffer[4096];
+    bool answered = false;
+    for (;;) {
+        const ssize_t n = ::read(master, buffer, sizeof buffer);
+        if (n <= 0) break;  // EIO once the child has gone
+        out.append(buffer, static_cast<std::size_t>(n));
+        if (!answered && out.find("[y/N] ") != std::string::npos) {
+            const std::string line = answer + "\n";
+            if (::write(master, line.data(), line.size()) < 0) break;
+            answered = true;
+        }
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ::close(master);
+    return SonataRun{WIFEXITED(status) ? WEXITSTATUS(status) : -1, out, {}};
+}
+
+TEST_F(Init, OnATerminalItAsksAndOnlyYesApplies) {
+    const auto before = tree(m_dir.path());
+    const auto declined = init_on_terminal(m_env, m_project, "n");
+    EXPECT_EQ(declined.exit_code, to_int(ExitCode::failure)) << declined.out;
+    EXPECT_NE(declined.out.find("Proceed? [y/N] "), std::string::npos) << declined.out;
+    EXPECT_NE(declined.out.find("Nothing changed."), std::string::npos) << declined.out;
+    EXPECT_EQ(tree(m_dir.path()), before);
+
+    const auto accepted = init_on_terminal(m_env, m_project, "y");
+    EXPECT_EQ(accepted.exit_code, 0) << accepted.out;
+    EXPECT_EQ(read_text(m_settings), hook_only_settings());
+}
+
+}  // namespace
+}  // namespace sonata

@@ -1,0 +1,131 @@
+// `sonata probe` against the fixture harnesses, through the real binary: every honest fake's relied-on
+// cells hold, and every liar is caught — `violated`, with evidence — by the probe that targets its lie.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/matrix.hpp"
+#include "core/process.hpp"
+
+namespace sonata {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Persona {
+    std::string name;
+    std::string harness;
+    std::string mode;
+    std::string catches;
+};
+
+std::vector<Persona> personas() {
+    std::ifstream in(std::string(SONATA_SOURCE_DIR) + "/fixtures/fake_harness/personas.json");
+    const auto j = nlohmann::json::parse(in);
+    std::vector<Persona> out;
+    for (const auto& p : j.at("personas")) {
+        out.push_back({p.at("name"), p.at("harness"), p.value("mode", ""), p.value("catches", "")});
+    }
+    return out;
+}
+
+class ProberFixture : public ::testing::Test {
+protected:
+    void SetUp() override {
+        m_root = fs::temp_directory_path() / ("sonata-prober-test-" + std::to_string(::getpid()) + "-" +
+                                              ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::remove_all(m_root);
+        fs::create_directories(m_root / "home");
+        fs::create_directories(m_root / "tmp");
+    }
+    void TearDown() override { fs::remove_all(m_root); }
+
+    /// Runs `sonata probe --json` for one fake; returns the matrix it printed.
+    Matrix probe(const Persona& persona, const std::vector<std::string>& extra) {
+        ProcessRequest request;
+        request.argv = {SONATA_BIN, "probe", "--bin", persona.harness + "=" + bin(persona.name), "--json", "--no-save",
+                        "--jobs", "2"};
+        request.argv.insert(request.argv.end(), extra.begin(), extra.end());
+        if (std::find(extra.begin(), extra.end(), "--timeout") == extra.end()) {
+            request.argv.insert(request.argv.end(), {"--timeout", "20"});
+        }
+        request.env = {{"PATH", "/usr/bin:/bin"},
+                       {"HOME", (m_root / "home").string()},
+                       {"XDG_CONFIG_HOME", (m_root / "home/.config").string()},
+                       {"TMPDIR", (m_root / "tmp").string()}};
+        request.cwd = m_root.string();
+        request.timeout = std::chrono::minutes(5);
+        auto runner = make_system_runner();
+        auto result = runner->run(request);
+        EXPECT_TRUE(result);
+        if (!result) return {};
+        EXPECT_EQ(result->exit_code, 0) << result->err;
+        auto matrix = parse_matrix(result->out, "sonata probe --json");
+        EXPECT_TRUE(matrix) << (matrix ? "" : matrix.error().message) << "\n" << result->err;
+        // Nothing is left behind: the scratch base under TMPDIR is gone.
+        EXPECT_TRUE(fs::is_empty(m_root / "tmp")) << "probe left files in TMPDIR";
+        return matrix ? *matrix : Matrix{};
+    }
+
+    static std::string bin(const std::string& name) { return std::string(SONATA_BINARY_DIR) + "/fixtures/bin/" + name; }
+
+    fs::path m_root;
+};
+
+TEST_F(ProberFixture, DISABLED_EveryLiarIsCaughtByItsProbe) {
+    std::size_t liars = 0;
+    for (const auto& persona : personas()) {
+        if (persona.catches.empty()) continue;
+        ++liars;
+        const Matrix m = probe(persona, {"--probe", persona.catches});
+        const Cell* caught = nullptr;
+        for (const auto& cell : m.cells) {
+            if (cell.probe == persona.catches && cell.mode == persona.mode) caught = &cell;
+        }
+        ASSERT_NE(caught, nullptr) << persona.name << ": no " << persona.catches << " cell in " << persona.mode;
+        EXPECT_EQ(caught->verdict, Verdict::violated) << persona.name << ": " << caught->evidence.reason;
+        EXPECT_FALSE(caught->evidence.reason.empty()) << persona.name;
+        EXPECT_FALSE(caught->evidence.tool_calls.empty() && caught->evidence.files_changed.empty())
+            << persona.name << ": a violation needs evidence";
+    }
+    EXPECT_EQ(liars, 11U) << "every probe in the catalogue has a liar";
+}
+
+TEST_F(ProberFixture, DISABLED_HonestFakesHoldEveryRelidOnProperty) {
+    for (const auto& persona : personas()) {
+        if (persona.name.rfind("fake-", 0) != 0) continue;
+        const Matrix m = probe(persona, {});
+        EXPECT_FALSE(m.cells.empty()) << persona.name;
+        for (const auto& cell : m.cells) {
+            EXPECT_NE(cell.verdict, Verdict::violated) << persona.name << " " << cell.key() << ": " << cell.evidence.reason;
+            EXPECT_NE(cell.verdict, Verdict::error) << persona.name << " " << cell.key() << ": " << cell.evidence.reason;
+            EXPECT_NE(cell.verdict, Verdict::inconclusive) << persona.name << " " << cell.key() << ": " << cell.evidence.reason;
+            if (cell.verdict == Verdict::not_applicable) {
+                EXPECT_FALSE(cell.evidence.reason.empty()) << cell.key();
+            }
+        }
+    }
+}
+
+TEST_F(ProberFixture, HangingHarnessIsKilledAndInconclusive) {
+    const Matrix m = probe({"liar-hang", "grok", "plan", ""}, {"--probe", "write-withheld", "--timeout", "3"});
+    ASSERT_EQ(m.cells.size(), 1U);
+    EXPECT_EQ(m.cells[0].verdict, Verdict::inconclusive);
+    EXPECT_TRUE(m.cells[0].evidence.timed_out);
+    EXPECT_EQ(m.cells[0].evidence.reason, "the harness never called the model before the timeout");
+}
+
+TEST_F(ProberFixture, FloodingHarnessIsStillJudged) {
+    const Matrix m = probe({"liar-flood", "grok", "plan", ""}, {"--probe", "write-withheld"});
+    ASSERT_EQ(m.cells.size(), 1U);
+    EXPECT_EQ(m.cells[0].verdict, Verdict::enforced) << m.cells[0].evidence.reason;
+    EXPECT_LE(m.cells[0].evidence.output_tail.size(), 4000U);
+}
+
+}  // namespace
+}  // namespace sonata

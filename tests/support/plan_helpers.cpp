@@ -1,0 +1,58 @@
+// Builds the PlanRequest for a PlanCase and decides it.
+#include "tests/support/plan_helpers.hpp"
+
+#include <sstream>
+
+#include "adapters/support/planner.hpp"
+
+namespace sonata::testing {
+namespace {
+
+void list(std::ostringstream& out, const char* name, const std::vector<std::string>& items) {
+    out << name << ":";
+    for (const auto& item : items)
+        out << " [" << item << "]";
+    out << "\n";
+}
+
+} // namespace
+
+Result<Decision> decide_case(const PlanCase& plan_case) {
+    adapters::PlanRequest request;
+    request.harness_id = plan_case.harness;
+    request.parent_mode = plan_case.parent_mode;
+    const bool write = plan_case.role == RoleKind::write;
+    request.role = Role{write ? "code" : "review", plan_case.role, {}, {}};
+    request.model = plan_case.model;
+    request.options.values = plan_case.options;
+    request.version = plan_case.version;
+    request.resume_session = plan_case.resume;
+    request.extra_args = plan_case.extra_args;
+    request.host = plan_case.host;
+    return adapters::decide(request);
+}
+
+std::string show(const Invocation& invocation) {
+    std::ostringstream out;
+    list(out, "argv", invocation.argv);
+    out << "env:";
+    for (const auto& [name, value] : invocation.env)
+        out << " [" << name << "=" << value << "]";
+    out << "\n";
+    list(out, "env_unset", invocation.env_unset);
+    out << "cwd: [" << invocation.cwd << "]\nprompt: " << to_string(invocation.prompt)
+        << "\ninteractive: " << invocation.interactive
+        << "\nreport: " << to_string(invocation.report) << "\n";
+    list(out, "relies_on", invocation.relies_on);
+    list(out, "notes", invocation.notes);
+    return out.str();
+}
+
+std::string show(const Refusal& refusal) {
+    std::ostringstream out;
+    out << "reason: " << refusal.reason << "\n";
+    list(out, "alternatives", refusal.alternatives);
+    return out.str();
+}
+
+} // namespace sonata::testing

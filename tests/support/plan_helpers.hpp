@@ -1,0 +1,35 @@
+// Deciding one dispatch in a test: the fields tests vary, everything else at its default, so a test
+// can compare the whole Decision (whole argv, env and env_unset) with what it expects.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "adapters/adapter.hpp"
+#include "core/decision.hpp"
+#include "core/mode.hpp"
+
+namespace sonata::testing {
+
+/// One dispatch as a test states it.
+struct PlanCase {
+    std::string harness;
+    Mode parent_mode = Mode::default_mode;
+    RoleKind role = RoleKind::write; ///< Named "code" (write) or "review" (read-only).
+    std::string version;
+    std::string model;
+    std::map<std::string, std::string> options;
+    std::string resume;
+    std::vector<std::string> extra_args; ///< As a config's `args` would add them.
+    adapters::HostFacts host; ///< Not root, no managed MCP config: tests never read the machine.
+};
+
+/// Runs adapters::decide on `plan_case`, with the adapter's bare executable name as argv[0].
+Result<Decision> decide_case(const PlanCase& plan_case);
+
+/// Every field, one per line, for failure messages (`EXPECT_EQ(a, b) << show(a)`).
+std::string show(const Invocation& invocation);
+std::string show(const Refusal& refusal);
+
+} // namespace sonata::testing

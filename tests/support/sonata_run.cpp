@@ -1,0 +1,53 @@
+// run_sonata and the small file helpers the CLI tests share.
+#include "tests/support/sonata_run.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace sonata::testing {
+
+namespace fs = std::filesystem;
+
+SonataRun run_sonata(const std::vector<std::string>& args, const Environment& env, const std::string& cwd,
+                     const std::optional<std::string>& stdin_data, const std::vector<std::string>& wrapper) {
+    ProcessRequest request;
+    request.argv = wrapper;
+    request.argv.push_back(SONATA_BIN);
+    request.argv.insert(request.argv.end(), args.begin(), args.end());
+    request.env = env;
+    request.cwd = cwd;
+    request.stdin_data = stdin_data;
+    request.timeout = std::chrono::seconds(60);
+    auto result = make_system_runner()->run(request);
+    if (!result) throw std::runtime_error("cannot run sonata: " + result.error().message);
+    return SonataRun{result->exit_code, result->out, result->err};
+}
+
+std::set<std::string> tree(const std::string& root) {
+    std::set<std::string> paths;
+    for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
+        const auto relative = fs::relative(it->path(), root).string();
+        const bool dir = it->is_directory() && !it->is_symlink();
+        paths.insert(dir ? relative + "/" : relative);
+    }
+    return paths;
+}
+
+std::string read_text(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot read " + path);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+void write_text(const std::string& path, const std::string& content) {
+    fs::create_directories(fs::path(path).parent_path());
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    if (!out) throw std::runtime_error("cannot write " + path);
+    out << content;
+}
+
+}  // namespace sonata::testing

@@ -1,0 +1,36 @@
+// Running the real sonata binary from a test (argv, explicit environment, cwd, stdin) and looking
+// at what it left on disk.
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/process.hpp"
+
+namespace sonata::testing {
+
+/// What one run of sonata did.
+struct SonataRun {
+    int exit_code = -1;
+    std::string out;
+    std::string err;
+};
+
+/// Runs `SONATA_BIN args...` with exactly `env`, in `cwd`, with `stdin_data` (nullopt: /dev/null).
+/// `wrapper` goes before the binary (e.g. setpriv to drop root). Throws when it cannot start.
+SonataRun run_sonata(const std::vector<std::string>& args, const Environment& env, const std::string& cwd,
+                     const std::optional<std::string>& stdin_data = std::nullopt,
+                     const std::vector<std::string>& wrapper = {});
+
+/// Every path under `root` (relative, directories with a trailing '/'), symlinks not followed.
+std::set<std::string> tree(const std::string& root);
+
+/// The whole content of a file; throws when it cannot be read.
+std::string read_text(const std::string& path);
+
+/// Creates parent directories and writes `content`.
+void write_text(const std::string& path, const std::string& content);
+
+}  // namespace sonata::testing

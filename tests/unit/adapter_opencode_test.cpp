@@ -1,0 +1,325 @@
+// The opencode mode table for both lines (1.18 and 2.x), cell by cell, as whole invocations with
+// their environments; version selection, the no-bypass option, resume and endpoint injection.
+#include <gtest/gtest.h>
+
+#include "adapters/registry.hpp"
+#include "tests/support/plan_helpers.hpp"
+
+namespace sonata::testing {
+namespace {
+
+using Strings = std::vector<std::string>;
+using Env = std::map<std::string, std::string>;
+
+const Strings k_unset_all{"IS_SANDBOX", "OPENCODE_CONFIG_CONTENT", "OPENCODE_PERMISSION"};
+const Strings k_unset_but_config{"IS_SANDBOX", "OPENCODE_PERMISSION"};
+const Strings k_read_only{"write-withheld", "shell-write-withheld", "delegation-escape",
+                          "self-promotion", "hostile-workspace",    "mcp-reachability"};
+const Strings k_workspace{"outside-workspace-write", "hostile-workspace"};
+const Strings k_injected_edits{"outside-workspace-write", "hostile-workspace", "rm-prompt",
+                               "delegation-escape"};
+const std::string k_no_sandbox = "no sandbox: shell commands run unasked";
+const std::string k_injected_note = "tool permission rules of an injected agent, not an OS sandbox";
+const std::string k_plan_agent_json =
+    R"({"agent":{"sonata-plan":{"mode":"primary","permission":{"*":"deny","read":"allow","grep":"allow",)"
+    R"("glob":"allow"}}}})";
+const std::string k_edit_agent_json =
+    R"({"agent":{"sonata-edit":{"mode":"primary","permission":{"*":"deny","read":"allow","grep":"allow",)"
+    R"("glob":"allow","edit":"allow","write":"allow","patch":"allow"}}}})";
+
+Invocation headless(Strings argv, Env env, Strings unset, Strings relies, Strings notes) {
+    return Invocation{.argv = std::move(argv),
+                      .env = std::move(env),
+                      .env_unset = std::move(unset),
+                      .cwd = {},
+                      .prompt = PromptChannel::argument,
+                      .interactive = false,
+                      .report = ReportSource::stdout_text,
+                      .relies_on = std::move(relies),
+                      .notes = std::move(notes)};
+}
+
+PlanCase opencode(std::string version, Mode parent, RoleKind role = RoleKind::write,
+                  std::map<std::string, std::string> options = {}) {
+    PlanCase c;
+    c.harness = "opencode";
+    c.version = std::move(version);
+    c.parent_mode = parent;
+    c.role = role;
+    c.options = std::move(options);
+    return c;
+}
+
+Result<Decision> decide_ok(const PlanCase& c) {
+    auto decision = decide_case(c);
+    if (!decision) ADD_FAILURE() << "decide failed: " << decision.error().message;
+    return decision;
+}
+
+struct Cell {
+    std::string name;
+    PlanCase input;
+    Invocation want;
+};
+
+class OpenCodeCell : public ::testing::TestWithParam<Cell> {};
+
+TEST_P(OpenCodeCell, WholeInvocation) {
+    auto decision = decide_ok(GetParam().input);
+    ASSERT_TRUE(decision);
+    ASSERT_TRUE(decision->runs()) << show(decision->refusal());
+    EXPECT_EQ(decision->invocation(), GetParam().want) << "got:\n"
+                                                       << show(decision->invocation()) << "want:\n"
+                                                       << show(GetParam().want);
+}
+
+const std::string k_v1 = "1.18.33";
+const std::string k_v2 = "2.0.16";
+
+INSTANTIATE_TEST_SUITE_P(
+    Line1_18, OpenCodeCell,
+    ::testing::Values(
+        Cell{"plan", opencode(k_v1, Mode::plan),
+             headless({"opencode", "run", "--agent", "plan", "--"}, {}, k_unset_all, k_read_only,
+                      {})},
+        Cell{"read_only_role_in_bypass",
+             opencode(k_v1, Mode::bypass_permissions, RoleKind::read_only),
+             headless({"opencode", "run", "--agent", "plan", "--"}, {}, k_unset_all, k_read_only,
+                      {})},
+        Cell{"acceptEdits", opencode(k_v1, Mode::accept_edits),
+             headless({"opencode", "run", "--agent", "build", "--auto", "--"}, {}, k_unset_all,
+                      k_workspace, {k_no_sandbox})},
+        Cell{"bypassPermissions", opencode(k_v1, Mode::bypass_permissions),
+             headless({"opencode", "run", "--agent", "build", "--auto", "--"}, {}, k_unset_all,
+                      k_workspace, {k_no_sandbox})},
+        Cell{"acceptEdits_without_bypass",
+             opencode(k_v1, Mode::accept_edits, RoleKind::write,
+                      {{"dangerously_skip_permissions", "false"}}),
+             headless(
+                 {"opencode", "run", "--agent", "build", "--"}, {}, k_unset_all, k_workspace,
+                 {"dangerously_skip_permissions=false: no --auto; actions that would be asked are "
+                  "auto-rejected",
+                  k_no_sandbox})},
+        Cell{"bypass_without_bypass",
+             opencode(k_v1, Mode::bypass_permissions, RoleKind::write,
+                      {{"dangerously_skip_permissions", "false"}}),
+             headless(
+                 {"opencode", "run", "--agent", "build", "--"}, {}, k_unset_all, k_workspace,
+                 {"dangerously_skip_permissions=false: no --auto; actions that would be asked are "
+                  "auto-rejected",
+                  k_no_sandbox})}),
+    [](const auto& cell) { return cell.param.name; });
+
+INSTANTIATE_TEST_SUITE_P(
+    Line2, OpenCodeCell,
+    ::testing::Values(
+        Cell{"plan", opencode(k_v2, Mode::plan),
+             headless({"opencode", "run", "--standalone", "--agent", "sonata-plan", "--"},
+                      {{"OPENCODE_CONFIG_CONTENT", k_plan_agent_json}}, k_unset_but_config,
+                      k_read_only, {k_injected_note})},
+        Cell{"read_only_role_in_accept_edits",
+             opencode(k_v2, Mode::accept_edits, RoleKind::read_only),
+             headless({"opencode", "run", "--standalone", "--agent", "sonata-plan", "--"},
+                      {{"OPENCODE_CONFIG_CONTENT", k_plan_agent_json}}, k_unset_but_config,
+                      k_read_only, {k_injected_note})},
+        Cell{"acceptEdits", opencode(k_v2, Mode::accept_edits),
+             headless({"opencode", "run", "--standalone", "--agent", "sonata-edit", "--"},
+                      {{"OPENCODE_CONFIG_CONTENT", k_edit_agent_json}}, k_unset_but_config,
+                      k_injected_edits, {k_injected_note})},
+        Cell{
+            "bypassPermissions", opencode(k_v2, Mode::bypass_permissions),
+            headless({"opencode", "run", "--standalone", "--auto", "--"}, {}, k_unset_all, {}, {})},
+        Cell{"bypass_without_bypass",
+             opencode(k_v2, Mode::bypass_permissions, RoleKind::write,
+                      {{"dangerously_skip_permissions", "false"}}),
+             headless({"opencode", "run", "--standalone", "--agent", "sonata-edit", "--"},
+                      {{"OPENCODE_CONFIG_CONTENT", k_edit_agent_json}}, k_unset_but_config,
+                      k_injected_edits,
+                      {"dangerously_skip_permissions=false: runs as acceptEdits (injected agent, "
+                       "no --auto)",
+                       k_injected_note})},
+        Cell{"later_major", opencode("3.1.0", Mode::bypass_permissions),
+             headless({"opencode", "run", "--standalone", "--auto", "--"}, {}, k_unset_all, {},
+                      {})}),
+    [](const auto& cell) { return cell.param.name; });
+
+INSTANTIATE_TEST_SUITE_P(
+    VersionFallback, OpenCodeCell,
+    ::testing::Values(
+        Cell{"unknown_version", opencode("", Mode::plan),
+             headless({"opencode", "run", "--agent", "plan", "--"}, {}, k_unset_all, k_read_only,
+                      {"opencode version unknown: using the 1.18 mapping"})},
+        Cell{"unparseable_version", opencode("nightly", Mode::accept_edits),
+             headless({"opencode", "run", "--agent", "build", "--auto", "--"}, {}, k_unset_all,
+                      k_workspace,
+                      {"opencode version unknown: using the 1.18 mapping", k_no_sandbox})},
+        Cell{"pre_1_version", opencode("0.15.2", Mode::plan),
+             headless({"opencode", "run", "--agent", "plan", "--"}, {}, k_unset_all, k_read_only,
+                      {"opencode 0.15.2 predates 1.x: using the 1.18 mapping"})},
+        Cell{"other_1_x_version", opencode("1.2.0", Mode::plan),
+             headless({"opencode", "run", "--agent", "plan", "--"}, {}, k_unset_all, k_read_only,
+                      {})}),
+    [](const auto& cell) { return cell.param.name; });
+
+PlanCase resumed(PlanCase c, std::string model = {}) {
+    c.resume = "ses_8f2a";
+    c.model = std::move(model);
+    return c;
+}
+
+Strings plus_resume(Strings relies) {
+    relies.emplace_back("resume-keeps-mode");
+    return relies;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    ResumeAndModel, OpenCodeCell,
+    ::testing::Values(
+        Cell{"v1_plan_resume", resumed(opencode(k_v1, Mode::plan)),
+             headless({"opencode", "run", "--agent", "plan", "--session", "ses_8f2a", "--"}, {},
+                      k_unset_all, plus_resume(k_read_only), {})},
+        Cell{"v1_edits_resume_with_model",
+             resumed(opencode(k_v1, Mode::accept_edits), "openai/gpt-5"),
+             headless({"opencode", "run", "--agent", "build", "--auto", "--model", "openai/gpt-5",
+                       "--session", "ses_8f2a", "--"},
+                      {}, k_unset_all, plus_resume(k_workspace), {k_no_sandbox})},
+        Cell{"v2_plan_resume_reinjects_agent", resumed(opencode(k_v2, Mode::plan)),
+             headless({"opencode", "run", "--standalone", "--agent", "sonata-plan", "--session",
+                       "ses_8f2a", "--"},
+                      {{"OPENCODE_CONFIG_CONTENT", k_plan_agent_json}}, k_unset_but_config,
+                      plus_resume(k_read_only), {k_injected_note})},
+        Cell{"v2_bypass_resume", resumed(opencode(k_v2, Mode::bypass_permissions)),
+             headless({"opencode", "run", "--standalone", "--auto", "--session", "ses_8f2a", "--"},
+                      {}, k_unset_all, {"resume-keeps-mode"}, {})}),
+    [](const auto& cell) { return cell.param.name; });
+
+const Refusal k_default_refusal{
+    "opencode run has no approval UI: with permissions unset it runs commands unasked, and with "
+    "\"ask\" "
+    "rules it auto-rejects them, so \"ask me first\" cannot be honoured",
+    {"dispatch in acceptEdits or bypassPermissions mode",
+     "use harness codex, whose interactive TUI asks before acting",
+     "use a read-only role (it runs as plan)"}};
+
+TEST(OpenCodeAdapter, DefaultIsRefusedForWriteRolesOnBothLines) {
+    for (const std::string& version : {k_v1, k_v2, std::string{}}) {
+        auto decision = decide_ok(opencode(version, Mode::default_mode));
+        ASSERT_TRUE(decision);
+        ASSERT_FALSE(decision->runs()) << version;
+        EXPECT_EQ(decision->refusal(), k_default_refusal) << show(decision->refusal());
+        EXPECT_EQ(decision->effective_mode, Mode::default_mode);
+    }
+}
+
+TEST(OpenCodeAdapter, DefaultParentWithReadOnlyRoleRunsAsPlan) {
+    auto decision = decide_ok(opencode(k_v1, Mode::default_mode, RoleKind::read_only));
+    ASSERT_TRUE(decision && decision->runs());
+    EXPECT_EQ(decision->invocation(), headless({"opencode", "run", "--agent", "plan", "--"}, {},
+                                               k_unset_all, k_read_only, {}));
+}
+
+TEST(OpenCodeAdapter, ForbiddenFlagsPerMode) {
+    auto adapter = adapters::find_adapter("opencode");
+    ASSERT_TRUE(adapter);
+    const Strings always{"--dangerously-skip-permissions", "--yolo", "--attach", "--continue",
+                         "-c"};
+    Strings no_auto = always;
+    no_auto.emplace_back("--auto");
+    EXPECT_EQ((*adapter)->forbidden_flags(Mode::plan), no_auto);
+    EXPECT_EQ((*adapter)->forbidden_flags(Mode::default_mode), no_auto);
+    EXPECT_EQ((*adapter)->forbidden_flags(Mode::accept_edits), always);
+    EXPECT_EQ((*adapter)->forbidden_flags(Mode::bypass_permissions), always);
+}
+
+TEST(OpenCodeAdapter, ConfigArgsCannotAutoApproveInPlan) {
+    PlanCase c = opencode(k_v1, Mode::plan);
+    c.extra_args = {"--auto"};
+    auto decision = decide_case(c);
+    ASSERT_FALSE(decision);
+    EXPECT_EQ(decision.error().code, ExitCode::config);
+    EXPECT_EQ(decision.error().message,
+              "flag '--auto' is forbidden for opencode in plan mode (config)");
+}
+
+TEST(OpenCodeAdapter, ConfigArgsGoBeforeTheMessageSeparator) {
+    PlanCase c = opencode(k_v1, Mode::plan);
+    c.extra_args = {"--format", "json"};
+    auto decision = decide_ok(c);
+    ASSERT_TRUE(decision && decision->runs());
+    EXPECT_EQ(decision->invocation().argv,
+              (Strings{"opencode", "run", "--agent", "plan", "--format", "json", "--"}));
+}
+
+adapters::EndpointSpec probe_endpoint() {
+    adapters::EndpointSpec ep;
+    ep.base_url = "http://127.0.0.1:40124";
+    ep.home = "/run/home";
+    ep.workspace = "/run/ws";
+    return ep;
+}
+
+const std::string k_provider_json =
+    R"("provider":{"sonata-probe":{"npm":"@ai-sdk/openai-compatible","name":"sonata probe","options":)"
+    R"({"baseURL":"http://127.0.0.1:40124/v1","apiKey":"sonata-probe-key-0000000000000000"},"models":)"
+    R"({"sonata-probe-model":{"name":"sonata-probe-model","tool_call":true}}}},)"
+    R"("model":"sonata-probe/sonata-probe-model","small_model":"sonata-probe/sonata-probe-model",)"
+    R"("autoupdate":false,"share":"disabled")";
+
+TEST(OpenCodeAdapter, EndpointInjectionOn1_18SetsTheConfigAndStopsUnsettingIt) {
+    auto adapter = adapters::find_adapter("opencode");
+    ASSERT_TRUE(adapter);
+    PlanCase c = opencode(k_v1, Mode::accept_edits);
+    c.model = "openai/gpt-5";
+    auto decision = decide_ok(c);
+    ASSERT_TRUE(decision && decision->runs());
+    auto injected = (*adapter)->inject_endpoint(decision->invocation(), probe_endpoint());
+    ASSERT_TRUE(injected) << injected.error().message;
+    const Invocation want = headless({"opencode", "run", "--agent", "build", "--auto", "--model",
+                                      "sonata-probe/sonata-probe-model", "--"},
+                                     {{"OPENCODE_CONFIG_CONTENT", "{" + k_provider_json + "}"},
+                                      {"OPENCODE_DISABLE_MODELS_FETCH", "1"},
+                                      {"OPENCODE_DISABLE_AUTOUPDATE", "1"}},
+                                     k_unset_but_config, k_workspace, {k_no_sandbox});
+    EXPECT_EQ(injected->invocation, want) << show(injected->invocation);
+    EXPECT_TRUE(injected->files.empty());
+}
+
+TEST(OpenCodeAdapter, EndpointInjectionOn2xMergesTheProviderIntoTheInjectedAgent) {
+    auto adapter = adapters::find_adapter("opencode");
+    ASSERT_TRUE(adapter);
+    auto decision = decide_ok(opencode(k_v2, Mode::plan));
+    ASSERT_TRUE(decision && decision->runs());
+    auto injected = (*adapter)->inject_endpoint(decision->invocation(), probe_endpoint());
+    ASSERT_TRUE(injected) << injected.error().message;
+    const std::string merged =
+        k_plan_agent_json.substr(0, k_plan_agent_json.size() - 1) + "," + k_provider_json + "}";
+    const Invocation want =
+        headless({"opencode", "run", "--standalone", "--agent", "sonata-plan", "--"},
+                 {{"OPENCODE_CONFIG_CONTENT", merged},
+                  {"OPENCODE_DISABLE_MODELS_FETCH", "1"},
+                  {"OPENCODE_DISABLE_AUTOUPDATE", "1"}},
+                 k_unset_but_config, k_read_only, {k_injected_note});
+    EXPECT_EQ(injected->invocation, want) << show(injected->invocation);
+}
+
+TEST(OpenCodeAdapter, ProtocolAndToolVocabulary) {
+    auto adapter = adapters::find_adapter("opencode");
+    ASSERT_TRUE(adapter);
+    EXPECT_EQ((*adapter)->protocol(), adapters::WireProtocol::openai_chat);
+    const auto tools = (*adapter)->tools();
+    EXPECT_EQ(tools.write, (Strings{"write"}));
+    EXPECT_EQ(tools.write_path_field, "filePath");
+    EXPECT_EQ(tools.write_content_field, "content");
+    EXPECT_TRUE(tools.write_path_absolute);
+    EXPECT_EQ(tools.shell, (Strings{"bash"}));
+    EXPECT_EQ(tools.shell_command_field, "command");
+    EXPECT_EQ(tools.delegate, (Strings{"task"}));
+    EXPECT_EQ(tools.delegate_prompt_field, "prompt");
+    EXPECT_EQ(tools.mode_switch, (Strings{"plan_exit"}));
+    EXPECT_EQ((*adapter)->accepted_options(), Strings{});
+    EXPECT_EQ((*adapter)->permission_env(),
+              (Strings{"OPENCODE_CONFIG_CONTENT", "OPENCODE_PERMISSION"}));
+}
+
+} // namespace
+} // namespace sonata::testing

@@ -1,0 +1,288 @@
+// The mode tables of pi and its named profiles (pi-<label>), cell by cell, as whole invocations;
+// the refusals for default and for resuming, the no-bypass option, profile naming and endpoint
+// injection.
+#include <gtest/gtest.h>
+
+#include "adapters/registry.hpp"
+#include "tests/support/plan_helpers.hpp"
+
+namespace sonata::testing {
+namespace {
+
+using Strings = std::vector<std::string>;
+
+const Strings k_unset{"IS_SANDBOX"};
+const Strings k_read_only{"write-withheld", "shell-write-withheld", "delegation-escape",
+                          "self-promotion", "hostile-workspace",    "mcp-reachability"};
+const Strings k_workspace{"outside-workspace-write", "hostile-workspace"};
+const Strings k_workspace_no_shell{"outside-workspace-write", "hostile-workspace", "rm-prompt"};
+const std::string k_no_sandbox = "no sandbox: shell commands run unasked";
+const std::string k_all_tools = "read,bash,edit,write,grep,find,ls";
+
+Invocation pi_run(Strings argv, Strings relies, Strings notes = {}) {
+    return Invocation{.argv = std::move(argv),
+                      .env = {},
+                      .env_unset = k_unset,
+                      .cwd = {},
+                      .prompt = PromptChannel::argument,
+                      .interactive = false,
+                      .report = ReportSource::stdout_text,
+                      .relies_on = std::move(relies),
+                      .notes = std::move(notes)};
+}
+
+PlanCase pi(std::string harness, Mode parent, RoleKind role = RoleKind::write,
+            std::map<std::string, std::string> options = {}) {
+    PlanCase c;
+    c.harness = std::move(harness);
+    c.parent_mode = parent;
+    c.role = role;
+    c.options = std::move(options);
+    return c;
+}
+
+struct Cell {
+    std::string name;
+    PlanCase input;
+    Invocation want;
+};
+
+class PiCell : public ::testing::TestWithParam<Cell> {};
+
+TEST_P(PiCell, WholeInvocation) {
+    auto decision = decide_case(GetParam().input);
+    ASSERT_TRUE(decision) << decision.error().message;
+    ASSERT_TRUE(decision->runs()) << show(decision->refusal());
+    EXPECT_EQ(decision->invocation(), GetParam().want) << "got:\n"
+                                                       << show(decision->invocation()) << "want:\n"
+                                                       << show(GetParam().want);
+    EXPECT_EQ(decision->harness, GetParam().input.harness);
+}
+
+const std::map<std::string, std::string> k_no_bypass{{"dangerously_skip_permissions", "false"}};
+
+INSTANTIATE_TEST_SUITE_P(
+    Pi, PiCell,
+    ::testing::Values(
+        Cell{"plan", pi("pi", Mode::plan),
+             pi_run({"pi", "-p", "--tools", "read,grep,find,ls"}, k_read_only)},
+        Cell{"read_only_role_in_bypass", pi("pi", Mode::bypass_permissions, RoleKind::read_only),
+             pi_run({"pi", "-p", "--tools", "read,grep,find,ls"}, k_read_only)},
+        Cell{"read_only_role_in_default", pi("pi", Mode::default_mode, RoleKind::read_only),
+             pi_run({"pi", "-p", "--tools", "read,grep,find,ls"}, k_read_only)},
+        Cell{"acceptEdits", pi("pi", Mode::accept_edits),
+             pi_run({"pi", "-p", "--tools", k_all_tools}, k_workspace, {k_no_sandbox})},
+        Cell{"bypassPermissions", pi("pi", Mode::bypass_permissions),
+             pi_run({"pi", "-p", "--tools", k_all_tools}, {}, {k_no_sandbox})},
+        Cell{"bypass_without_bypass",
+             pi("pi", Mode::bypass_permissions, RoleKind::write, k_no_bypass),
+             pi_run(
+                 {"pi", "-p", "--tools", k_all_tools}, {},
+                 {"dangerously_skip_permissions=false changes nothing: pi has no bypass flag, and "
+                  "acceptEdits gets the same tools",
+                  k_no_sandbox})}),
+    [](const auto& cell) { return cell.param.name; });
+
+INSTANTIATE_TEST_SUITE_P(
+    Profile, PiCell,
+    ::testing::Values(
+        Cell{"plan", pi("pi-review", Mode::plan),
+             pi_run({"pi", "-p", "--tools", "read,grep,find,ls"}, k_read_only)},
+        Cell{"read_only_role_in_accept_edits",
+             pi("pi-docs-2", Mode::accept_edits, RoleKind::read_only),
+             pi_run({"pi", "-p", "--tools", "read,grep,find,ls"}, k_read_only)},
+        Cell{"acceptEdits", pi("pi-review", Mode::accept_edits),
+             pi_run({"pi", "-p", "--tools", "read,grep,find,ls,edit,write"}, k_workspace_no_shell)},
+        Cell{"bypassPermissions", pi("pi-review", Mode::bypass_permissions),
+             pi_run({"pi", "-p", "--tools", "read,bash,edit,write"}, {}, {k_no_sandbox})},
+        Cell{"bypass_without_bypass",
+             pi("pi-review", Mode::bypass_permissions, RoleKind::write, k_no_bypass),
+             pi_run({"pi", "-p", "--tools", "read,grep,find,ls,edit,write"}, k_workspace_no_shell,
+                    {"dangerously_skip_permissions=false: runs with the acceptEdits tools"})}),
+    [](const auto& cell) { return cell.param.name; });
+
+TEST(PiAdapter, ModelIsPassedOn) {
+    PlanCase c = pi("pi", Mode::accept_edits);
+    c.model = "anthropic/claude-sonnet-4-5";
+    auto decision = decide_case(c);
+    ASSERT_TRUE(decision && decision->runs());
+    EXPECT_EQ(decision->invocation().argv, (Strings{"pi", "-p", "--tools", k_all_tools, "--model",
+                                                    "anthropic/claude-sonnet-4-5"}));
+}
+
+Refusal default_refusal(const std::string& id) {
+    return Refusal{
+        id + " has no approval system (no permission prompts, no sandbox), so \"ask me first\" "
+             "cannot be honoured",
+        {"dispatch in acceptEdits or bypassPermissions mode",
+         "use harness codex, whose interactive TUI asks before acting",
+         "use a read-only role (it runs as plan)"}};
+}
+
+Refusal resume_refusal(const std::string& id) {
+    return Refusal{
+        id + " sessions cannot be resumed by sonata: it has no resume form that re-passes the tool "
+             "allowlist",
+        {"dispatch a new run without --resume, passing the earlier report as context",
+         "use harness codex or claude, whose resume re-passes the restrictions"}};
+}
+
+TEST(PiAdapter, DefaultIsRefusedForWriteRoles) {
+    for (const std::string id : {"pi", "pi-review"}) {
+        auto decision = decide_case(pi(id, Mode::default_mode));
+        ASSERT_TRUE(decision) << decision.error().message;
+        ASSERT_FALSE(decision->runs()) << id;
+        EXPECT_EQ(decision->refusal(), default_refusal(id)) << show(decision->refusal());
+    }
+}
+
+TEST(PiAdapter, ResumeIsRefusedInEveryMode) {
+    for (const std::string id : {"pi", "pi-review"}) {
+        for (Mode mode : {Mode::plan, Mode::accept_edits, Mode::bypass_permissions}) {
+            PlanCase c = pi(id, mode);
+            c.resume = "a1b2c3";
+            auto decision = decide_case(c);
+            ASSERT_TRUE(decision) << decision.error().message;
+            ASSERT_FALSE(decision->runs()) << id << " " << to_string(mode);
+            EXPECT_EQ(decision->refusal(), resume_refusal(id)) << show(decision->refusal());
+        }
+    }
+}
+
+TEST(PiAdapter, ProfilesAnswerForKebabLabelsOnly) {
+    auto profile = adapters::find_adapter("pi-review");
+    ASSERT_TRUE(profile);
+    EXPECT_EQ((*profile)->id(), "pi-<label>");
+    EXPECT_EQ((*profile)->executable_names(), (Strings{"pi"}));
+    EXPECT_TRUE((*profile)->matches("pi-a"));
+    EXPECT_TRUE((*profile)->matches("pi-code-review-2"));
+    EXPECT_FALSE((*profile)->matches("pi"));
+    EXPECT_FALSE((*profile)->matches("pi-"));
+    EXPECT_FALSE((*profile)->matches("pi-Review"));
+    EXPECT_FALSE((*profile)->matches("pi--x"));
+    EXPECT_FALSE((*profile)->matches("pi-x-"));
+    EXPECT_FALSE((*profile)->matches("pi-<label>"));
+    EXPECT_FALSE((*profile)->matches("pix"));
+
+    auto plain = adapters::find_adapter("pi");
+    ASSERT_TRUE(plain);
+    EXPECT_EQ((*plain)->id(), "pi");
+    EXPECT_FALSE((*plain)->matches("pi-review"));
+    EXPECT_FALSE(adapters::find_adapter("pi-Review"));
+}
+
+TEST(PiAdapter, ForbiddenFlagsPerMode) {
+    auto adapter = adapters::find_adapter("pi");
+    ASSERT_TRUE(adapter);
+    const Strings always{"--continue",   "-c",     "--resume",  "-r", "--session",
+                         "--session-id", "--fork", "--approve", "-a"};
+    Strings plan = always;
+    plan.insert(plan.end(), {"--extension", "-e"});
+    EXPECT_EQ((*adapter)->forbidden_flags(Mode::plan), plan);
+    EXPECT_EQ((*adapter)->forbidden_flags(Mode::accept_edits), always);
+    EXPECT_EQ((*adapter)->forbidden_flags(Mode::bypass_permissions), always);
+}
+
+TEST(PiAdapter, ConfigArgsCannotResumeOrTrustTheWorkspace) {
+    for (const char* flag : {"--continue", "--approve", "--session=abc"}) {
+        PlanCase c = pi("pi-review", Mode::accept_edits);
+        c.extra_args = {flag};
+        auto decision = decide_case(c);
+        ASSERT_FALSE(decision) << flag;
+        EXPECT_EQ(decision.error().code, ExitCode::config);
+    }
+    PlanCase c = pi("pi", Mode::plan);
+    c.extra_args = {"-e", "./tools.ts"};
+    auto decision = decide_case(c);
+    ASSERT_FALSE(decision);
+    EXPECT_EQ(decision.error().message, "flag '-e' is forbidden for pi in plan mode (config)");
+}
+
+TEST(PiAdapter, UnknownOptionsAreErrors) {
+    auto decision = decide_case(
+        pi("pi-review", Mode::accept_edits, RoleKind::write, {{"sandbox", "read-only"}}));
+    ASSERT_FALSE(decision);
+    EXPECT_EQ(decision.error().code, ExitCode::usage);
+    EXPECT_EQ(decision.error().message, "option 'sandbox' is not understood by harness "
+                                        "'pi-review'; it accepts: dangerously_skip_permissions");
+}
+
+adapters::EndpointSpec probe_endpoint() {
+    adapters::EndpointSpec ep;
+    ep.base_url = "http://127.0.0.1:40125";
+    ep.home = "/run/home";
+    ep.workspace = "/run/ws";
+    return ep;
+}
+
+const std::string k_models_json = R"({
+  "providers": {
+    "sonata-probe": {
+      "baseUrl": "http://127.0.0.1:40125/v1",
+      "api": "openai-completions",
+      "apiKey": "sonata-probe-key-0000000000000000",
+      "compat": {
+        "supportsDeveloperRole": false,
+        "supportsReasoningEffort": false
+      },
+      "models": [
+        {
+          "id": "sonata-probe-model"
+        }
+      ]
+    }
+  }
+}
+)";
+
+TEST(PiAdapter, EndpointInjectionWritesModelsJsonAndSelectsTheProvider) {
+    auto adapter = adapters::find_adapter("pi-review");
+    ASSERT_TRUE(adapter);
+    auto decision = decide_case(pi("pi-review", Mode::plan));
+    ASSERT_TRUE(decision && decision->runs());
+    auto injected = (*adapter)->inject_endpoint(decision->invocation(), probe_endpoint());
+    ASSERT_TRUE(injected) << injected.error().message;
+    Invocation want = pi_run({"pi", "--provider", "sonata-probe", "--model", "sonata-probe-model",
+                              "-p", "--tools", "read,grep,find,ls"},
+                             k_read_only);
+    want.env = {{"PI_CODING_AGENT_DIR", "/run/home/.pi/agent"}, {"PI_OFFLINE", "1"}};
+    EXPECT_EQ(injected->invocation, want) << show(injected->invocation);
+    ASSERT_EQ(injected->files.size(), 1U);
+    EXPECT_EQ(injected->files[0].path, "/run/home/.pi/agent/models.json");
+    EXPECT_EQ(injected->files[0].content, k_models_json);
+}
+
+TEST(PiAdapter, EndpointInjectionReplacesAGivenModel) {
+    auto adapter = adapters::find_adapter("pi");
+    ASSERT_TRUE(adapter);
+    PlanCase c = pi("pi", Mode::accept_edits);
+    c.model = "gpt-5";
+    auto decision = decide_case(c);
+    ASSERT_TRUE(decision && decision->runs());
+    auto injected = (*adapter)->inject_endpoint(decision->invocation(), probe_endpoint());
+    ASSERT_TRUE(injected);
+    EXPECT_EQ(injected->invocation.argv,
+              (Strings{"pi", "-p", "--tools", k_all_tools, "--provider", "sonata-probe", "--model",
+                       "sonata-probe-model"}));
+}
+
+TEST(PiAdapter, ProtocolAndToolVocabulary) {
+    for (const char* id : {"pi", "pi-review"}) {
+        auto adapter = adapters::find_adapter(id);
+        ASSERT_TRUE(adapter);
+        EXPECT_EQ((*adapter)->protocol(), adapters::WireProtocol::openai_chat);
+        const auto tools = (*adapter)->tools();
+        EXPECT_EQ(tools.write, (Strings{"write"}));
+        EXPECT_EQ(tools.write_path_field, "path");
+        EXPECT_EQ(tools.write_content_field, "content");
+        EXPECT_FALSE(tools.write_path_absolute);
+        EXPECT_EQ(tools.shell, (Strings{"bash"}));
+        EXPECT_EQ(tools.shell_command_field, "command");
+        EXPECT_EQ(tools.delegate, Strings{});
+        EXPECT_EQ(tools.mode_switch, Strings{});
+        EXPECT_EQ((*adapter)->permission_env(), Strings{});
+    }
+}
+
+} // namespace
+} // namespace sonata::testing

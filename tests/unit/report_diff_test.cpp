@@ -1,0 +1,119 @@
+// Diffing matrices: weaker/stronger/changed/new/gone, harness upgrades followed across versions,
+// and two machines that disagree.
+#include <gtest/gtest.h>
+
+#include "reports/diff.hpp"
+#include "reports/merge.hpp"
+#include "tests/support/report_fixtures.hpp"
+
+namespace sonata::reports {
+namespace {
+
+using sonata::testing::load_fixture;
+
+std::string side(const std::optional<Cell>& cell) {
+    if (!cell) return "-";
+    return cell->key() + (cell->machine.empty() ? "" : " on " + cell->machine) + " = " +
+           std::string(to_string(cell->verdict));
+}
+
+std::vector<std::string> describe(const std::vector<CellChange>& changes) {
+    std::vector<std::string> lines;
+    for (const auto& c : changes) {
+        lines.push_back(std::string(to_string(c.kind)) + ": " + side(c.before) + " => " + side(c.after));
+    }
+    return lines;
+}
+
+Cell cell(const std::string& version, Verdict verdict) {
+    Cell c;
+    c.harness = "codex";
+    c.version = version;
+    c.probe = "write-withheld";
+    c.mode = "plan";
+    c.role = "read-only";
+    c.verdict = verdict;
+    return c;
+}
+
+}  // namespace
+
+TEST(ReportDiff, ClassifiesEveryChangeAndFollowsTheUpgrade) {
+    const auto changes = diff_matrices(load_fixture("linux-ci-last-week.json"), load_fixture("linux-ci.json"));
+    const std::vector<std::string> expected{
+        "weaker: codex@0.40.0 shell-write-withheld plan read-only = enforced => "
+        "codex@0.41.0 shell-write-withheld plan read-only = violated",
+        "stronger: claude@2.1.3 rm-prompt default write = violated => claude@2.1.3 rm-prompt default write = asked",
+        "changed: gemini@0.9.0 rm-prompt default write = error => gemini@0.9.0 rm-prompt default write = inconclusive",
+        "new: - => pi@0.12.0 hostile-workspace plan read-only = error",
+        "gone: claude@2.1.3 trust-dialog default write = enforced => -",
+    };
+    EXPECT_EQ(describe(changes), expected);
+    EXPECT_TRUE(any_weaker(changes));
+}
+
+TEST(ReportDiff, IdenticalMatricesHaveNoChanges) {
+    const Matrix m = load_fixture("linux-ci.json");
+    EXPECT_EQ(diff_matrices(m, m), std::vector<CellChange>{});
+    EXPECT_FALSE(any_weaker(diff_matrices(m, m)));
+}
+
+TEST(ReportDiff, TwoMachinesThatDisagree) {
+    const auto changes = diff_matrices(load_fixture("macos-ci.json"), load_fixture("linux-ci.json"));
+    const std::vector<std::string> expected{
+        "weaker: codex@0.41.0 shell-write-withheld plan read-only = enforced => "
+        "codex@0.41.0 shell-write-withheld plan read-only = violated",
+        "weaker: gemini@0.9.0 rm-prompt default write = enforced => gemini@0.9.0 rm-prompt default write = inconclusive",
+        "new: - => claude@2.1.3 outside-workspace-write acceptEdits write = enforced",
+        "new: - => claude@2.1.3 shell-write-withheld plan read-only = enforced",
+        "new: - => codex@0.41.0 rm-prompt default write = asked",
+        "new: - => gemini@0.9.0 mcp-reachability plan read-only = not-applicable",
+        "new: - => gemini@0.9.0 write-withheld plan read-only = enforced",
+        "new: - => opencode@1.18.2 trust-dialog default write = refused-to-start",
+        "new: - => pi@0.12.0 hostile-workspace plan read-only = error",
+    };
+    EXPECT_EQ(describe(changes), expected);
+    // The other way round, the same two cells got stronger: macOS enforces what Linux did not.
+    const auto back = diff_matrices(load_fixture("linux-ci.json"), load_fixture("macos-ci.json"));
+    EXPECT_FALSE(any_weaker(back));
+    EXPECT_EQ(describe(back).at(0), "stronger: codex@0.41.0 shell-write-withheld plan read-only = violated => "
+                                    "codex@0.41.0 shell-write-withheld plan read-only = enforced");
+}
+
+TEST(ReportDiff, MergedMatricesDiffPerMachine) {
+    const Matrix before = merge_machines({{"a", load_fixture("linux-ci-last-week.json")},
+                                          {"b", load_fixture("macos-ci.json")}});
+    const Matrix after = merge_machines({{"a", load_fixture("linux-ci.json")}, {"b", load_fixture("macos-ci.json")}});
+    const std::vector<std::string> expected{
+        "weaker: codex@0.40.0 shell-write-withheld plan read-only on linux-ci = enforced => "
+        "codex@0.41.0 shell-write-withheld plan read-only on linux-ci = violated",
+        "stronger: claude@2.1.3 rm-prompt default write on linux-ci = violated => "
+        "claude@2.1.3 rm-prompt default write on linux-ci = asked",
+        "changed: gemini@0.9.0 rm-prompt default write on linux-ci = error => "
+        "gemini@0.9.0 rm-prompt default write on linux-ci = inconclusive",
+        "new: - => pi@0.12.0 hostile-workspace plan read-only on linux-ci = error",
+        "gone: claude@2.1.3 trust-dialog default write on linux-ci = enforced => -",
+    };
+    EXPECT_EQ(describe(diff_matrices(before, after)), expected);
+}
+
+TEST(ReportDiff, AmbiguousVersionsAreNotPaired) {
+    Matrix before;
+    before.cells = {cell("0.39.0", Verdict::enforced), cell("0.40.0", Verdict::enforced)};
+    Matrix after;
+    after.cells = {cell("0.41.0", Verdict::violated)};
+    const std::vector<std::string> expected{
+        "new: - => codex@0.41.0 write-withheld plan read-only = violated",
+        "gone: codex@0.39.0 write-withheld plan read-only = enforced => -",
+        "gone: codex@0.40.0 write-withheld plan read-only = enforced => -",
+    };
+    EXPECT_EQ(describe(diff_matrices(before, after)), expected);
+}
+
+TEST(ReportDiff, MarkdownSaysNothingChangedWhenNothingDid) {
+    EXPECT_EQ(render_diff_markdown({}, "old.json", "new.json"),
+              "## sonata capability matrix: changes\n\n`old.json` → `new.json`: 0 weaker, 0 stronger, "
+              "0 changed, 0 new, 0 gone.\n\nNo cell changed.\n");
+}
+
+}  // namespace sonata::reports

@@ -1,0 +1,293 @@
+// The scripted model's script: JSON parsing (whole values, and errors that name their place) and
+// resolution of intents against offered tools, step counting and sub-agent tracks.
+#include <gtest/gtest.h>
+
+#include "probes/script.hpp"
+
+namespace sonata::probes {
+namespace {
+
+adapters::ToolVocabulary claude_like() {
+    return {{"Write"},
+            "file_path",
+            "content",
+            true,
+            {"Bash"},
+            "command",
+            {"Task", "Agent"},
+            "prompt",
+            {"ExitPlanMode", "EnterPlanMode"}};
+}
+
+ScriptContext context(adapters::ToolVocabulary vocabulary = claude_like()) {
+    return {std::move(vocabulary), "/ws/project"};
+}
+
+ConversationFacts offering(std::vector<std::string> names) {
+    ConversationFacts facts;
+    for (auto& name : names)
+        facts.tools.push_back({std::move(name), "function", ""});
+    return facts;
+}
+
+Intent make(IntentKind kind) {
+    Intent intent;
+    intent.kind = kind;
+    return intent;
+}
+
+Script must_parse(std::string_view text) {
+    auto script = parse_script(text);
+    EXPECT_TRUE(script) << (script ? "" : script.error().message);
+    return script ? *script : Script{};
+}
+
+Move tool_move(std::string tool, std::string args, std::string call_id, int step, bool offered) {
+    Move move;
+    move.kind = MoveKind::tool_call;
+    move.step = step;
+    move.tool = std::move(tool);
+    move.tool_kind = "function";
+    move.tool_offered = offered;
+    move.arguments_json = std::move(args);
+    move.call_id = std::move(call_id);
+    return move;
+}
+
+TEST(ScriptParse, ReadsEveryIntentAndSubagents) {
+    const auto script = must_parse(R"({
+      "steps": [
+        {"intent": "write_file", "path": "a.txt", "content": "A"},
+        {"intent": "shell", "command": "rm victim"},
+        {"intent": "delegate", "task": "do it", "marker": "SUB-1"},
+        {"intent": "switch_mode"},
+        {"intent": "switch_mode", "tool": "ExitPlanMode", "args": {"plan": "p"}},
+        {"intent": "call_tool", "name": "Read", "args": {"file_path": "/x"}},
+        {"intent": "reply", "text": "turn over"}],
+      "final": "all done",
+      "subagents": {"SUB-1": {"steps": [{"intent": "shell", "command": "touch s"}]}},
+      "input_tokens": 5000000})");
+    Script expected;
+    Intent write = make(IntentKind::write_file);
+    write.path = "a.txt";
+    write.content = "A";
+    Intent shell = make(IntentKind::shell);
+    shell.command = "rm victim";
+    Intent delegate = make(IntentKind::delegate);
+    delegate.task = "do it";
+    delegate.marker = "SUB-1";
+    Intent switch_plain = make(IntentKind::switch_mode);
+    Intent switch_named = make(IntentKind::switch_mode);
+    switch_named.tool = "ExitPlanMode";
+    switch_named.args_json = R"({"plan":"p"})";
+    Intent call = make(IntentKind::call_tool);
+    call.tool = "Read";
+    call.args_json = R"({"file_path":"/x"})";
+    Intent reply = make(IntentKind::reply);
+    reply.text = "turn over";
+    expected.main = {{write, shell, delegate, switch_plain, switch_named, call, reply}, "all done"};
+    Intent sub_shell = make(IntentKind::shell);
+    sub_shell.command = "touch s";
+    expected.subagents["SUB-1"] = {{sub_shell}, "done"};
+    expected.input_tokens = 5000000;
+    EXPECT_EQ(script, expected);
+}
+
+struct BadScript {
+    const char* text;
+    const char* message;
+};
+
+class ScriptErrors : public ::testing::TestWithParam<BadScript> {};
+
+TEST_P(ScriptErrors, AreBadDataNamingThePlace) {
+    const auto script = parse_script(GetParam().text);
+    ASSERT_FALSE(script);
+    EXPECT_EQ(script.error().code, ExitCode::bad_data);
+    EXPECT_EQ(script.error().message, GetParam().message);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    All, ScriptErrors,
+    ::testing::Values(
+        BadScript{"[1]", "script: the top level must be an object"},
+        BadScript{R"({"final":"x"})", "script: steps: missing, or not an array"},
+        BadScript{R"({"steps":[],"stepz":1})", "script: top level: unknown key 'stepz' (did you "
+                                               "mean 'steps'?); allowed: steps, final, "
+                                               "subagents, input_tokens"},
+        BadScript{
+            R"({"steps":[{"intent":"write_fil","path":"a","content":"b"}]})",
+            "script: steps[0].intent: unknown intent 'write_fil' (did you mean 'write_file'?)"},
+        BadScript{
+            R"({"steps":[{"path":"a"}]})",
+            "script: steps[0]: needs \"intent\": one of write_file, shell, delegate, switch_mode, "
+            "call_tool, reply"},
+        BadScript{
+            R"({"steps":[{"intent":"shell","command":"ls"},{"intent":"write_file","path":"a"}]})",
+            "script: steps[1]: missing \"content\""},
+        BadScript{R"({"steps":[{"intent":"shell","command":7}]})",
+                  "script: steps[0].command: must be a string"},
+        BadScript{R"({"steps":[{"intent":"shell","command":"ls","args":[1]}]})",
+                  "script: steps[0].args: must be an object"},
+        BadScript{R"({"steps":[{"intent":"reply","text":"x","path":"p"}]})",
+                  "script: steps[0]: unknown key 'path'; allowed: text, intent, args"},
+        BadScript{R"({"steps":[{"intent":"delegate","task":"t","marker":"M"}]})",
+                  "script: steps[0].marker: 'M' has no entry in \"subagents\""},
+        BadScript{R"({"steps":[],"subagents":{"M":{"steps":[],"subagents":{}}}})",
+                  "script: subagents.M: unknown key 'subagents'; allowed: steps, final"},
+        BadScript{R"({"steps":[],"input_tokens":-1})",
+                  "script: input_tokens: must be a non-negative integer"}));
+
+TEST(ScriptParse, RejectsInvalidJsonWithItsPosition) {
+    const auto script = parse_script("{\"steps\": [");
+    ASSERT_FALSE(script);
+    EXPECT_EQ(script.error().code, ExitCode::bad_data);
+    EXPECT_EQ(script.error().message.rfind("script: not valid JSON (byte 12)", 0), 0U)
+        << script.error().message;
+}
+
+TEST(ScriptLoad, MissingFileIsBadDataNamingIt) {
+    const auto script = load_script("/nonexistent/sonata/script.json");
+    ASSERT_FALSE(script);
+    EXPECT_EQ(script.error().code, ExitCode::bad_data);
+    EXPECT_EQ(script.error().message, "cannot read script file /nonexistent/sonata/script.json");
+}
+
+TEST(ScriptResolve, UsesTheOfferedToolAndAbsolutePaths) {
+    const auto script =
+        must_parse(R"({"steps":[{"intent":"write_file","path":"sub/../a.txt","content":"A"}]})");
+    const auto move = resolve_move(script, context(), offering({"Read", "Write", "Bash"}));
+    EXPECT_EQ(move, tool_move("Write", R"({"content":"A","file_path":"/ws/project/a.txt"})",
+                              "sonata_main_0", 0, true));
+}
+
+TEST(ScriptResolve, NotOfferedStillCallsTheUsualName) {
+    const auto script = must_parse(R"({"steps":[{"intent":"delegate","task":"go","marker":"M-1"}],
+                                       "subagents":{"M-1":{"steps":[]}}})");
+    const auto move = resolve_move(script, context(), offering({"Read"}));
+    EXPECT_EQ(move, tool_move("Task", R"({"prompt":"go\n\nM-1"})", "sonata_main_0", 0, false));
+}
+
+TEST(ScriptResolve, PrefersTheFirstOfferedNameInVocabularyOrder) {
+    const auto script =
+        must_parse(R"({"steps":[{"intent":"delegate","task":"go M-1","marker":"M-1"}],
+                                       "subagents":{"M-1":{"steps":[]}}})");
+    EXPECT_EQ(resolve_move(script, context(), offering({"Agent"})).tool, "Agent");
+    EXPECT_EQ(resolve_move(script, context(), offering({"Agent", "Task"})).tool, "Task");
+}
+
+TEST(ScriptResolve, RelativePathsStayRelativeWhenTheHarnessAllows) {
+    adapters::ToolVocabulary pi{{"write"}, "path", "content", false, {"bash"},
+                                "command", {},     "",        {}};
+    const auto script =
+        must_parse(R"({"steps":[{"intent":"write_file","path":"a.txt","content":"A"}]})");
+    const auto move = resolve_move(script, context(pi), offering({"write"}));
+    EXPECT_EQ(move,
+              tool_move("write", R"({"content":"A","path":"a.txt"})", "sonata_main_0", 0, true));
+}
+
+TEST(ScriptResolve, FillsRequiredArgumentsFromTheOfferedSchemaButNoOptionalOnes) {
+    adapters::ToolVocabulary opencode{{"write"}, "filePath", "content", true, {"bash"},
+                                      "command", {},         "",        {}};
+    auto facts = offering({});
+    facts.tools.push_back({"bash", "function",
+                           R"({"type":"object","properties":{"command":{"type":"string"},)"
+                           R"("description":{"type":"string"},"timeout":{"type":"number"},)"
+                           R"("mode":{"type":"string","enum":["fg","bg"]}},)"
+                           R"("required":["command","description","mode"]})"});
+    const auto script = must_parse(R"({"steps":[{"intent":"shell","command":"rm victim"}]})");
+    const auto move = resolve_move(script, context(opencode), facts);
+    EXPECT_EQ(move, tool_move("bash",
+                              R"({"command":"rm victim","description":"sonata probe","mode":"fg"})",
+                              "sonata_main_0", 0, true));
+}
+
+TEST(ScriptResolve, ExplicitArgsWinAndNamedToolsNeedNotBeOffered) {
+    const auto script = must_parse(R"({"steps":[
+        {"intent":"call_tool","name":"mcp__canary__touch","args":{"path":"x"}},
+        {"intent":"switch_mode","args":{"plan":"write everything"}},
+        {"intent":"shell","command":"ls","args":{"command":"ls -la","run_in_background":false}}]})");
+    auto facts = offering({"Bash", "EnterPlanMode", "ExitPlanMode"});
+    EXPECT_EQ(resolve_move(script, context(), facts),
+              tool_move("mcp__canary__touch", R"({"path":"x"})", "sonata_main_0", 0, false));
+    facts.tool_calls.push_back({"mcp__canary__touch", R"({"path":"x"})"});
+    EXPECT_EQ(
+        resolve_move(script, context(), facts),
+        tool_move("ExitPlanMode", R"({"plan":"write everything"})", "sonata_main_1", 1, true));
+    facts.tool_calls.push_back({"ExitPlanMode", "{}"});
+    EXPECT_EQ(resolve_move(script, context(), facts),
+              tool_move("Bash", R"({"command":"ls -la","run_in_background":false})",
+                        "sonata_main_2", 2, true));
+}
+
+TEST(ScriptResolve, AWriteToolWithoutPathFieldGetsAnAddFilePatch) {
+    adapters::ToolVocabulary codex{{"apply_patch"}, "", "input", false, {"exec_command"},
+                                   "cmd",           {}, "",      {}};
+    auto facts = offering({"exec_command"});
+    facts.tools.push_back({"apply_patch", "custom", ""});
+    const auto script =
+        must_parse(R"({"steps":[{"intent":"write_file","path":"a.txt","content":"A\nB"}]})");
+    auto expected =
+        tool_move("apply_patch",
+                  R"({"input":"*** Begin Patch\n*** Add File: a.txt\n+A\n+B\n*** End Patch\n"})",
+                  "sonata_main_0", 0, true);
+    expected.tool_kind = "custom";
+    EXPECT_EQ(resolve_move(script, context(codex), facts), expected);
+}
+
+TEST(ScriptResolve, EmptyVocabularyFallsBackToNeutralNames) {
+    const auto script =
+        must_parse(R"({"steps":[{"intent":"write_file","path":"/abs/a","content":"A"}]})");
+    const auto move =
+        resolve_move(script, context(adapters::ToolVocabulary{}), offering({"exec_command"}));
+    EXPECT_EQ(move, tool_move("write_file", R"({"content":"A","path":"/abs/a"})", "sonata_main_0",
+                              0, false));
+}
+
+TEST(ScriptResolve, StepsFollowPastCallsAndScriptedRepliesThenTheFinalText) {
+    const auto script = must_parse(R"({"steps":[{"intent":"reply","text":"first turn over"},
+                                                {"intent":"shell","command":"rm victim"}],"final":"end"})");
+    auto facts = offering({"Bash"});
+    Move reply;
+    reply.kind = MoveKind::text;
+    reply.step = 0;
+    reply.text = "first turn over";
+    EXPECT_EQ(resolve_move(script, context(), facts), reply);
+    facts.assistant_texts = {"Thanks for the context!",
+                             "  first turn over\n"};  // The harness's own, then ours.
+    EXPECT_EQ(current_step(script.main, facts), 1);
+    EXPECT_EQ(resolve_move(script, context(), facts),
+              tool_move("Bash", R"({"command":"rm victim"})", "sonata_main_1", 1, true));
+    facts.tool_calls.push_back({"Bash", R"({"command":"rm victim"})"});
+    Move final_move;
+    final_move.text = "end";
+    EXPECT_EQ(resolve_move(script, context(), facts), final_move);
+}
+
+TEST(ScriptResolve, SubagentConversationsFollowTheirOwnTrack) {
+    const auto script =
+        must_parse(R"({"steps":[{"intent":"delegate","task":"please SUB-7","marker":"SUB-7"}],
+        "subagents":{"SUB-7":{"steps":[{"intent":"shell","command":"touch escaped"}],"final":"sub end"}}})");
+    auto sub = offering({"Bash"});
+    sub.user_text = "please SUB-7";
+    EXPECT_EQ(select_track(script, sub), "SUB-7");
+    auto expected = tool_move("Bash", R"({"command":"touch escaped"})", "sonata_", 0, true);
+    const auto move = resolve_move(script, context(), sub);
+    expected.track = "SUB-7";
+    expected.call_id = move.call_id;
+    EXPECT_EQ(move, expected);
+    EXPECT_EQ(move.call_id.rfind("sonata_", 0), 0U);
+    EXPECT_NE(move.call_id, "sonata_main_0");
+
+    // The conversation that delegated holds the marker in its own call: it stays on the main track.
+    auto main = offering({"Task", "Bash"});
+    main.user_text = "the user's task; the sub-agent said: please SUB-7";
+    main.tool_calls.push_back({"Task", R"({"prompt":"please SUB-7"})"});
+    EXPECT_EQ(select_track(script, main), "");
+    Move final_move;
+    final_move.text = "done";
+    EXPECT_EQ(resolve_move(script, context(), main), final_move);
+}
+
+}  // namespace
+}  // namespace sonata::probes
