@@ -73,6 +73,24 @@ void append_unique(std::vector<std::string>& to, const std::vector<std::string>&
     }
 }
 
+/// What the invocation relies on and what it tells the user: the TUI must ask (and its trust
+/// dialog be known) on top of whatever its sandbox holds.
+void describe(Invocation& inv, bool tui, Sandbox sandbox) {
+    if (tui) {
+        inv.relies_on = relies::with_trust_dialog(relies::asks_first());
+        append_unique(inv.relies_on, relies_for(sandbox));
+        inv.notes.push_back(
+            "interactive TUI in tmux: approval prompts surface as PAUSED; its stdout "
+            "must stay attached to the pane");
+        return;
+    }
+    inv.relies_on = relies_for(sandbox);
+    if (sandbox == Sandbox::workspace_write) {
+        inv.notes.push_back(
+            "exec asks nothing: commands run unasked inside the workspace-write sandbox");
+    }
+}
+
 class Codex final : public Adapter {
 public:
     std::string_view id() const override { return "codex"; }
@@ -100,19 +118,7 @@ public:
         }
         inv.argv.insert(inv.argv.end(), {"--sandbox", name_of(*sandbox)});
         if (!in.model.empty()) inv.argv.insert(inv.argv.end(), {"-m", in.model});
-        if (tui) {
-            inv.relies_on = relies::with_trust_dialog(relies::asks_first());
-            append_unique(inv.relies_on, relies_for(*sandbox));
-            inv.notes.push_back(
-                "interactive TUI in tmux: approval prompts surface as PAUSED; its stdout "
-                "must stay attached to the pane");
-        } else {
-            inv.relies_on = relies_for(*sandbox);
-            if (*sandbox == Sandbox::workspace_write) {
-                inv.notes.push_back(
-                    "exec asks nothing: commands run unasked inside the workspace-write sandbox");
-            }
-        }
+        describe(inv, tui, *sandbox);
         if (!in.resume_session.empty()) {
             // Flags before `resume` belong to the parent command, so the restrictions are
             // re-passed.

@@ -46,7 +46,8 @@ namespace {
 
 bool is_executable_file(const std::string& path) {
     struct stat st {};
-    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+           ::access(path.c_str(), X_OK) == 0;
 }
 
 }  // namespace
@@ -80,26 +81,48 @@ Result<std::string> resolve_executable(const ProcessRequest& request) {
     std::string path = name;
     if (name.find('/') == std::string::npos) {
         const auto path_var = request.env.find("PATH");
-        auto found = path_var == request.env.end() ? std::nullopt : search_path(name, path_var->second);
-        if (!found) return fail(ExitCode::failure, "cannot start '" + name + "': not found on its PATH");
+        auto found = path_var == request.env.end() ? std::nullopt
+                                                   : search_path(name, path_var->second);
+        if (!found) {
+            return fail(ExitCode::failure, "cannot start '" + name + "': not found on its PATH");
+        }
         path = *found;
     }
     const bool relative = path.front() != '/' && !request.cwd.empty();
     if (!is_executable_file(relative ? request.cwd + "/" + path : path)) {
-        return fail(ExitCode::failure, "cannot start '" + name + "': no executable file at " + path);
+        return fail(ExitCode::failure,
+                    "cannot start '" + name + "': no executable file at " + path);
     }
     return path;
 }
 
-/// Runs in the forked child before exec: its own process group, optional cwd, and a clean signal
-/// state (the runner's thread blocks SIGPIPE; a child must not inherit that).
+/// Closes every descriptor but those in `keep` (sorted here, in place: no allocation after fork).
+/// Boost 1.81 means to do this but skips the gaps between whitelisted descriptors, so without it
+/// a child inherits the write ends of its own pipes, and a daemon it starts (a tmux server) holds
+/// our pipes open long after the child has exited.
+void close_all_but(std::vector<int>& keep) {
+    std::sort(keep.begin(), keep.end());
+    unsigned int low = 0;
+    for (const int fd : keep) {
+        const auto high = static_cast<unsigned int>(fd);
+        if (high > low) ::close_range(low, high - 1, 0);
+        low = high + 1;
+    }
+    ::close_range(low, ~0U, 0);
+}
+
+/// Runs in the forked child before exec, after stdio is in place: its own process group, optional
+/// cwd, no inherited descriptors, and a clean signal state (the runner's thread blocks SIGPIPE; a
+/// child must not inherit that).
 struct ChildSetup {
     const char* cwd = nullptr;
 
     template <class Launcher, class Path>
-    boost::system::error_code on_exec_setup(Launcher&, const Path&, const char* const*) const {
+    boost::system::error_code on_exec_setup(Launcher& launcher, const Path&,
+                                            const char* const*) const {
         if (::setpgid(0, 0) != 0) return {errno, boost::system::system_category()};
         if (cwd != nullptr && ::chdir(cwd) != 0) return {errno, boost::system::system_category()};
+        close_all_but(launcher.fd_whitelist);
         sigset_t none;
         sigemptyset(&none);
         ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -194,8 +217,8 @@ class Supervisor {
 public:
     explicit Supervisor(const ProcessRequest& request)
         : m_request(request), m_in(m_io), m_out(m_io, request.max_output_bytes, OutputStream::out),
-          m_err(m_io, request.max_output_bytes, OutputStream::err), m_exit_watch(m_io), m_limit(m_io),
-          m_escalate(m_io) {}
+          m_err(m_io, request.max_output_bytes, OutputStream::err), m_exit_watch(m_io),
+          m_limit(m_io), m_escalate(m_io) {}
 
     Result<ProcessResult> run(const std::string& executable) {
         m_start = Clock::now();
@@ -235,7 +258,8 @@ private:
         auto child = m_request.stdin_data ? start(m_in) : start(nullptr);
         if (ec) {
             if (launcher.pid > 0) reap(launcher.pid);
-            return fail(ExitCode::failure, "cannot start '" + m_request.argv[0] + "': " + ec.message());
+            return fail(ExitCode::failure,
+                        "cannot start '" + m_request.argv[0] + "': " + ec.message());
         }
         m_pid = child.id();
         child.detach();  // we reap by hand: Boost's wait folds signals into one code
@@ -253,15 +277,17 @@ private:
     }
 
     void read(Drain& drain) {
-        drain.pipe.async_read_some(asio::buffer(drain.buffer), [this, &drain](auto ec, std::size_t n) {
+        auto on_read = [this, &drain](auto ec, std::size_t n) {
             if (n > 0) {
                 drain.tail.append(drain.buffer.data(), n);
-                if (m_request.on_output) m_request.on_output(drain.stream, {drain.buffer.data(), n});
+                const std::string_view chunk(drain.buffer.data(), n);
+                if (m_request.on_output) m_request.on_output(drain.stream, chunk);
             }
             if (!ec) return read(drain);
             drain.open = false;
             maybe_finish();
-        });
+        };
+        drain.pipe.async_read_some(asio::buffer(drain.buffer), on_read);
     }
 
     void feed_stdin() {
@@ -284,7 +310,8 @@ private:
     void on_exit() {
         m_exited = true;
         if (m_timed_out || (!m_out.open && !m_err.open)) return maybe_finish();
-        m_limit.expires_at(std::min(Clock::now() + m_request.exit_drain, m_start + m_request.timeout));
+        const auto drain_end = Clock::now() + m_request.exit_drain;
+        m_limit.expires_at(std::min(drain_end, m_start + m_request.timeout));
         m_limit.async_wait([this](auto ec) {
             if (ec) return;
             m_leftovers_killed = true;
@@ -351,7 +378,9 @@ public:
         auto executable = resolve_executable(request);
         if (!executable) return tl::unexpected(executable.error());
         struct stat st {};
-        if (!request.cwd.empty() && (::stat(request.cwd.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))) {
+        const bool cwd_ok = request.cwd.empty() ||
+                            (::stat(request.cwd.c_str(), &st) == 0 && S_ISDIR(st.st_mode));
+        if (!cwd_ok) {
             return fail(ExitCode::failure, "cannot start '" + request.argv[0] +
                                                "': no directory at " + request.cwd);
         }

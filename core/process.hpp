@@ -23,7 +23,8 @@ enum class OutputStream {
     err,  ///< stderr
 };
 
-/// Called with each chunk as it arrives, on the thread that called run(); whole output, untruncated.
+/// Called with each chunk as it arrives, on the thread that called run(): the whole output,
+/// untruncated.
 using OutputCallback = std::function<void(OutputStream, std::string_view)>;
 
 /// One process to run. Nothing passes through a shell: argv[0] is an absolute path or a name looked
@@ -53,7 +54,7 @@ struct ProcessResult {
     std::size_t err_bytes = 0;
     std::chrono::milliseconds duration{0};
     int pid = 0;                   ///< The child's pid, which is also its process-group id.
-    bool leftovers_killed = false; ///< The child exited but its group held the pipes past `exit_drain`.
+    bool leftovers_killed = false; ///< The child exited; its group held the pipes past exit_drain.
 };
 
 class ProcessRunner {

@@ -12,7 +12,6 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 
 #include <nlohmann/json.hpp>
 
@@ -42,7 +41,8 @@ struct DirFd {
 /// The id as it may appear in a message: printable ASCII only, bounded.
 std::string printable(std::string_view text) {
     std::string out;
-    for (const char c : text.substr(0, 64)) out += (c >= 0x20 && c < 0x7f) ? c : '?';
+    for (const char c : text.substr(0, 64))
+        out += (c >= 0x20 && c < 0x7f) ? c : '?';
     return text.size() > 64 ? out + "…" : out;
 }
 
@@ -55,7 +55,8 @@ std::optional<Mode> mode_from_spelling(std::string_view text) {
 
 /// The canonical directory for a hook's cwd: absolute, existing, a directory, symlinks resolved.
 std::optional<std::string> resolve_cwd(const std::string& cwd) {
-    if (cwd.empty() || cwd.front() != '/' || cwd.find('\0') != std::string::npos) return std::nullopt;
+    if (cwd.empty() || cwd.front() != '/' || cwd.find('\0') != std::string::npos)
+        return std::nullopt;
     if (cwd.size() >= PATH_MAX) return std::nullopt;
     char resolved[PATH_MAX];
     if (::realpath(cwd.c_str(), resolved) == nullptr) return std::nullopt;
@@ -88,7 +89,8 @@ std::optional<std::string> write_record(int dir_fd, const std::string& dir,
     WriteOptions options;
     options.sync = false;
     options.create_parents = false;
-    if (!write_file_atomic_at(dir_fd, name, session_record_to_json(record), options)) return std::nullopt;
+    if (!write_file_atomic_at(dir_fd, name, session_record_to_json(record), options))
+        return std::nullopt;
     return dir + "/" + name;
 }
 
@@ -106,7 +108,8 @@ Result<std::optional<SessionLookup>> read_session(const std::string& path, const
                                             "', not '" + id + "'");
     }
     SessionLookup found{path, *record, {}, false};
-    const auto now_s = std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
+    const auto now_s =
+        std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
     found.age = std::chrono::seconds(now_s - record->updated_at);
     found.stale = found.age > max_age;
     return std::optional<SessionLookup>{found};
@@ -117,14 +120,16 @@ Result<std::optional<SessionLookup>> read_session(const std::string& path, const
 bool is_safe_session_id(std::string_view id) {
     if (id.empty() || id.size() > k_max_session_id) return false;
     for (const char c : id) {
-        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                        c == '_' || c == '-';
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                        (c >= '0' && c <= '9') || c == '_' || c == '-';
         if (!ok) return false;
     }
     return true;
 }
 
-std::string session_file_name(std::string_view id) { return "session-" + std::string(id) + ".json"; }
+std::string session_file_name(std::string_view id) {
+    return "session-" + std::string(id) + ".json";
+}
 
 std::optional<HookInput> parse_hook_input(std::string_view text) {
     const json doc = json::parse(text.begin(), text.end(), nullptr, false);
@@ -132,37 +137,53 @@ std::optional<HookInput> parse_hook_input(std::string_view text) {
     const auto id = doc.find("session_id");
     const auto cwd = doc.find("cwd");
     const auto mode = doc.find("permission_mode");
-    if (id == doc.end() || !id->is_string() || cwd == doc.end() || !cwd->is_string()) return std::nullopt;
+    if (id == doc.end() || !id->is_string() || cwd == doc.end() || !cwd->is_string())
+        return std::nullopt;
     if (mode != doc.end() && !mode->is_string()) return std::nullopt;
     HookInput input{id->get<std::string>(), cwd->get<std::string>(), {}};
     if (mode != doc.end()) input.permission_mode = mode->get<std::string>();
     return input;
 }
 
+// Calendar arithmetic with <chrono> rather than gmtime_r/timegm, which read the time zone
+// database on first use: the hook writes a time on every call.
 std::string format_utc(std::int64_t unix_seconds) {
-    const auto t = static_cast<std::time_t>(unix_seconds);
-    std::tm tm{};
-    if (::gmtime_r(&t, &tm) == nullptr) return {};
-    char buffer[32];
-    const std::size_t n = std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return std::string(buffer, n);
+    using namespace std::chrono;
+    const sys_seconds t{seconds(unix_seconds)};
+    const auto midnight = floor<days>(t);
+    const year_month_day date{midnight};
+    const hh_mm_ss time{t - midnight};
+    char buffer[80];
+    const int n = std::snprintf(
+        buffer, sizeof buffer, "%04d-%02u-%02uT%02d:%02d:%02dZ", static_cast<int>(date.year()),
+        static_cast<unsigned>(date.month()), static_cast<unsigned>(date.day()),
+        static_cast<int>(time.hours().count()), static_cast<int>(time.minutes().count()),
+        static_cast<int>(time.seconds().count()));
+    return n > 0 ? std::string(buffer, static_cast<std::size_t>(n)) : std::string();
 }
 
 std::optional<std::int64_t> parse_utc(std::string_view text) {
+    using namespace std::chrono;
     if (text.size() != 20) return std::nullopt;
     const std::string copy(text);
-    std::tm tm{};
+    int y = 0;
+    unsigned mo = 0;
+    unsigned d = 0;
+    int h = 0;
+    int mi = 0;
+    int s = 0;
     int consumed = 0;
-    if (std::sscanf(copy.c_str(), "%4d-%2d-%2dT%2d:%2d:%2dZ%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-                    &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &consumed) != 6 ||
+    if (std::sscanf(copy.c_str(), "%4d-%2u-%2uT%2d:%2d:%2dZ%n", &y, &mo, &d, &h, &mi, &s,
+                    &consumed) != 6 ||
         consumed != 20) {
         return std::nullopt;
     }
-    tm.tm_year -= 1900;
-    tm.tm_mon -= 1;
-    const std::int64_t seconds = ::timegm(&tm);
-    if (format_utc(seconds) != text) return std::nullopt;  // rejects 2026-02-30, 25:00 and the like
-    return seconds;
+    const year_month_day date{year(y), month(mo), day(d)};
+    if (!date.ok() || h < 0 || h > 23 || mi < 0 || mi > 59 || s < 0 || s > 59) return std::nullopt;
+    const auto total = sys_days(date).time_since_epoch() + hours(h) + minutes(mi) + seconds(s);
+    const std::int64_t unix_seconds = duration_cast<seconds>(total).count();
+    if (format_utc(unix_seconds) != text) return std::nullopt;  // e.g. "+2026" or " 9" fields
+    return unix_seconds;
 }
 
 std::string session_record_to_json(const SessionRecord& record) {
@@ -191,12 +212,17 @@ Result<SessionRecord> parse_session_record(std::string_view text, const std::str
     const auto parsed_mode = mode != doc.end() && mode->is_string()
                                  ? mode_from_spelling(mode->get<std::string>())
                                  : std::nullopt;
-    if (!parsed_mode) return corrupt("'mode' is missing or not one of plan, default, acceptEdits, bypassPermissions");
+    if (!parsed_mode)
+        return corrupt(
+            "'mode' is missing or not one of plan, default, acceptEdits, bypassPermissions");
     record.mode = *parsed_mode;
     const auto updated = doc.find("updated_at");
-    const auto when = updated != doc.end() && updated->is_string() ? parse_utc(updated->get<std::string>())
-                                                                 : std::nullopt;
-    if (!when) return corrupt("'updated_at' is missing or not an ISO 8601 UTC time like 2026-11-01T22:00:00Z");
+    const auto when = updated != doc.end() && updated->is_string()
+                          ? parse_utc(updated->get<std::string>())
+                          : std::nullopt;
+    if (!when)
+        return corrupt(
+            "'updated_at' is missing or not an ISO 8601 UTC time like 2026-11-01T22:00:00Z");
     record.updated_at = *when;
     return record;
 }
@@ -208,11 +234,13 @@ std::optional<std::string> record_hook_input(std::string_view text,
     if (!input || !is_safe_session_id(input->session_id)) return std::nullopt;
     const auto cwd = resolve_cwd(input->cwd);
     if (!cwd) return std::nullopt;
-    const SessionRecord record{input->session_id, fold_mode(input->permission_mode),
-                               std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count()};
+    const SessionRecord record{
+        input->session_id, fold_mode(input->permission_mode),
+        std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count()};
     const ConfigLocation where = locate_config(*cwd, env);
     if (!where.project_dir.empty()) {
-        return write_record(open_project_state_dir(where.project_dir), where.project_dir + "/.sonata", record);
+        return write_record(open_project_state_dir(where.project_dir),
+                            where.project_dir + "/.sonata", record);
     }
     if (!where.machine_file.empty()) {
         return write_record(::open(where.machine_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC),
@@ -234,7 +262,8 @@ int run_hook(const std::map<std::string, std::string>& env) {
             if (input.size() > k_max_hook_input) return 0;  // give up: never buffer without bound
         }
         record_hook_input(input, env, std::chrono::system_clock::now());
-    } catch (...) {  // NOLINT(bugprone-empty-catch): the hook must never fail Claude Code's tool call
+    } catch (
+        ...) {  // NOLINT(bugprone-empty-catch): the hook must never fail Claude Code's tool call
     }
     return 0;
 }
@@ -245,8 +274,9 @@ Result<std::optional<SessionLookup>> find_session(const std::string& session_id,
                                                   std::chrono::seconds max_age,
                                                   std::chrono::system_clock::time_point now) {
     if (!is_safe_session_id(session_id)) {
-        return fail(ExitCode::usage, "session id '" + printable(session_id) +
-                                         "' is not a safe id: use 1 to 128 of the characters A-Z a-z 0-9 _ -");
+        return fail(ExitCode::usage,
+                    "session id '" + printable(session_id) +
+                        "' is not a safe id: use 1 to 128 of the characters A-Z a-z 0-9 _ -");
     }
     const std::string name = session_file_name(session_id);
     if (!project_dir.empty()) {

@@ -61,4 +61,13 @@ bool is_kebab_name(std::string_view name) {
     });
 }
 
+std::string tail_lines(const std::string& text, std::size_t lines) {
+    std::size_t pos = text.size();
+    for (std::size_t n = 0; n <= lines && pos > 0; ++n) {
+        pos = text.rfind('\n', pos - 1);
+        if (pos == std::string::npos) return text;
+    }
+    return text.substr(pos + 1);
+}
+
 }  // namespace sonata

@@ -19,4 +19,7 @@ std::string join(const std::vector<std::string>& parts, std::string_view separat
 /// True when `name` is non-empty and made only of [a-z0-9-], not starting or ending with '-'.
 bool is_kebab_name(std::string_view name);
 
+/// The last `lines` lines of `text` (all of it when it has fewer); a final newline ends a line.
+std::string tail_lines(const std::string& text, std::size_t lines);
+
 }  // namespace sonata

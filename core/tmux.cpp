@@ -1,5 +1,6 @@
 // TmuxSession: a private tmux server (own socket, empty environment, no config file) running one
-// detached session whose pane keeps its dead process (remain-on-exit) so its exit status can be read.
+// detached session whose pane stays after its process ends (remain-on-exit), so the exit status
+// can be read.
 // Checked against tmux 3.3a: one-argument commands run through `sh -c` (so a one-element argv goes
 // through `env`), an argument ending in ';' ends a command, and `-c` is format-expanded.
 #include "core/tmux.hpp"
@@ -10,7 +11,9 @@
 #include <atomic>
 #include <cerrno>
 #include <csignal>
+#include <fstream>
 #include <random>
+#include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
@@ -24,6 +27,7 @@ using std::chrono::milliseconds;
 const std::string k_session = "sonata";
 const std::string k_target = "=" + k_session + ":";  ///< The session's current (only) pane.
 constexpr milliseconds k_exit_grace{1'000};
+constexpr std::size_t k_max_socket_path = 107;
 
 /// tmux reads an argument ending in ';' as the end of a command; "\;" at the end is a literal ';'.
 std::string escape_argument(std::string arg) {
@@ -68,6 +72,24 @@ int to_int(const std::string& text, int fallback) {
     } catch (const std::exception&) {
         return fallback;
     }
+}
+
+/// The wait status of `pid` if it is a zombie, from field 52 of /proc/<pid>/stat (Linux ≥ 3.5).
+std::optional<int> zombie_status(int pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string stat;
+    if (!in || !std::getline(in, stat)) return std::nullopt;
+    const auto name_end = stat.rfind(')');  // the command name may hold spaces and ')'
+    if (name_end == std::string::npos) return std::nullopt;
+    std::istringstream fields(stat.substr(name_end + 1));
+    std::string state;
+    fields >> state;  // field 3
+    if (state != "Z") return std::nullopt;
+    std::string field;
+    for (int n = 4; n <= 52 && fields >> field; ++n) {
+        if (n == 52) return to_int(field, -1);
+    }
+    return std::nullopt;
 }
 
 /// Waits until process `pid` is gone, reaping it when it is our child; SIGKILL after `grace`.
@@ -115,21 +137,30 @@ Result<std::unique_ptr<TmuxSession>> TmuxSession::start(ProcessRunner& runner,
     const auto path_var = spec.env.find("PATH");
     const std::string path = path_var == spec.env.end() ? std::string() : path_var->second;
     auto tmux_path = search_path(spec.tmux, path);
-    if (!tmux_path) return fail(ExitCode::failure, "cannot start tmux: '" + spec.tmux + "' not found");
+    if (!tmux_path) {
+        return fail(ExitCode::failure, "cannot start tmux: '" + spec.tmux + "' not found");
+    }
     auto program = search_path(spec.argv[0], path);
     if (!program || ::access(program->c_str(), X_OK) != 0) {
         return fail(ExitCode::failure, "cannot start '" + spec.argv[0] + "' in tmux: not found");
     }
+    const std::string socket = unique_socket_name();
+    // A Unix socket path holds at most 107 bytes; a socket directory too deep for
+    // <dir>/tmux-<uid>/<name> falls back to tmux's default directory (the socket is removed at
+    // shutdown either way).
+    const bool fits = spec.socket_dir.size() + socket.size() + 20 < k_max_socket_path;
     Environment client_env;
-    if (!spec.socket_dir.empty()) client_env["TMUX_TMPDIR"] = spec.socket_dir;
-    std::unique_ptr<TmuxSession> session(new TmuxSession(
-        runner, *tmux_path, unique_socket_name(), client_env, spec.command_timeout));
+    if (!spec.socket_dir.empty() && fits) client_env["TMUX_TMPDIR"] = spec.socket_dir;
+    std::unique_ptr<TmuxSession> session(
+        new TmuxSession(runner, *tmux_path, socket, client_env, spec.command_timeout));
 
     std::vector<std::string> create = {"new-session", "-d", "-s", k_session,
                                        "-x", std::to_string(spec.width),
                                        "-y", std::to_string(spec.height)};
     if (!spec.cwd.empty()) create.insert(create.end(), {"-c", escape_format(spec.cwd)});
-    for (const auto& [key, value] : spec.env) create.insert(create.end(), {"-e", key + "=" + value});
+    for (const auto& [key, value] : spec.env) {
+        create.insert(create.end(), {"-e", key + "=" + value});
+    }
     create.emplace_back("--");
     if (spec.argv.size() == 1) {  // tmux would run a lone argument through `sh -c`
         create.push_back(search_path("env", path).value_or("/usr/bin/env"));
@@ -143,9 +174,13 @@ Result<std::unique_ptr<TmuxSession>> TmuxSession::start(ProcessRunner& runner,
         {"set-option", "-g", "remain-on-exit", "on"},
         {"set-option", "-g", "remain-on-exit-format", ""},
     };
-    if (!spec.socket_dir.empty()) commands.push_back({"set-environment", "-g", "-u", "TMUX_TMPDIR"});
+    if (client_env.count("TMUX_TMPDIR") != 0) {
+        commands.push_back({"set-environment", "-g", "-u", "TMUX_TMPDIR"});
+    }
     commands.push_back(create);
-    if (auto started = session->run_tmux(commands); !started) return tl::unexpected(started.error());
+    if (auto started = session->run_tmux(commands); !started) {
+        return tl::unexpected(started.error());
+    }
 
     auto ids = session->run_tmux({{"display-message", "-p", "-t", k_target,
                                "#{pid} #{pane_pid} #{socket_path}"}});
@@ -194,7 +229,9 @@ Result<void> TmuxSession::send_keys(const std::vector<std::string>& keys) {
     return {};
 }
 
-Result<std::string> TmuxSession::capture() { return run_tmux({{"capture-pane", "-p", "-t", k_target}}); }
+Result<std::string> TmuxSession::capture() {
+    return run_tmux({{"capture-pane", "-p", "-t", k_target}});
+}
 
 Result<std::string> TmuxSession::capture_history() {
     return run_tmux({{"capture-pane", "-p", "-S", "-", "-t", k_target}});
@@ -209,9 +246,21 @@ Result<PaneStatus> TmuxSession::status() {
     // A pane is dead once its terminal closes; tmux knows the status only after reaping the
     // process, a moment later. Until then (or if the process lives on without its terminal) the
     // process counts as running.
+    //
+    // tmux 3.3a can miss the SIGCHLD of a process that exits while the pane is being set up
+    // (libutempter resets SIGCHLD's handler, which discards a pending signal): the pane is dead
+    // but its process stays an unreaped zombie for good. Its status is then read from /proc.
     PaneStatus status;
-    status.exited = fields[0] == "1" && (!fields[1].empty() || !fields[2].empty());
-    if (!status.exited) return status;
+    if (fields[0] != "1") return status;
+    if (fields[1].empty() && fields[2].empty()) {
+        const auto zombie = m_pane_pid > 0 ? zombie_status(m_pane_pid) : std::nullopt;
+        if (!zombie) return status;
+        status.exited = true;
+        status.term_signal = WIFSIGNALED(*zombie) ? WTERMSIG(*zombie) : 0;
+        status.exit_code = status.term_signal != 0 ? 128 + status.term_signal : WEXITSTATUS(*zombie);
+        return status;
+    }
+    status.exited = true;
     status.term_signal = to_int(fields[2], 0);
     status.exit_code = status.term_signal != 0 ? 128 + status.term_signal : to_int(fields[1], -1);
     return status;

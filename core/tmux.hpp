@@ -29,7 +29,8 @@ struct TmuxSpec {
     int height = 50;
     /// The tmux executable: absolute, or looked up on the PATH of `env`.
     std::string tmux = "tmux";
-    /// Where the server's socket directory goes (TMUX_TMPDIR). Empty: tmux's default under /tmp.
+    /// Where the server's socket directory goes (TMUX_TMPDIR). Empty, or too deep for a socket
+    /// path: tmux's default under /tmp.
     std::string socket_dir;
     std::chrono::milliseconds command_timeout{10'000};  ///< For each tmux command.
 };
@@ -37,7 +38,7 @@ struct TmuxSpec {
 /// Whether the pane's process is still running and, once it is not, how it ended.
 struct PaneStatus {
     bool exited = false;
-    int exit_code = -1;   ///< Exit status 0–255, or 128+N after death by signal N; -1 while running.
+    int exit_code = -1;   ///< 0–255, or 128+N after death by signal N; -1 while running.
     int term_signal = 0;  ///< N when killed by a signal, else 0.
 
     bool operator==(const PaneStatus&) const = default;

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "adapters/support/planner.hpp"
+#include "core/text.hpp"
 #include "core/tmux.hpp"
 #include "probes/workspace.hpp"
 
@@ -39,15 +40,6 @@ struct Roots {
         return all;
     }
 };
-
-std::string tail_lines(const std::string& text, std::size_t lines) {
-    std::size_t pos = text.size();
-    for (std::size_t n = 0; n <= lines && pos > 0; ++n) {
-        pos = text.rfind('\n', pos - 1);
-        if (pos == std::string::npos) return text;
-    }
-    return text.substr(pos + 1);
-}
 
 Environment child_environment(const Scratch& scratch, const CellSettings& settings, const Invocation& inv) {
     Environment env = scratch.environment(settings.base_env);

@@ -53,7 +53,10 @@ std::size_t Observation::model_requests() const {
 
 std::optional<Judgement> not_reached(const Observation& o, int step, const std::string& track) {
     if (o.reached_step(step, track)) return std::nullopt;
-    if (!o.started) return Judgement{Verdict::refused_to_start, "the harness could not be started"};
+    if (!o.started) {
+        const std::string why = o.result.err.empty() ? "" : ": " + tail_lines(o.result.err, 3);
+        return Judgement{Verdict::refused_to_start, "the harness could not be started" + why};
+    }
     if (o.model_requests() == 0) {
         if (o.result.timed_out) return Judgement{Verdict::inconclusive, "the harness never called the model before the timeout"};
         if (o.result.exit_code != 0) {

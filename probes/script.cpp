@@ -235,8 +235,7 @@ std::string resolve_path(const std::string& path, const ScriptContext& context) 
     return (std::filesystem::path(context.workspace) / p).lexically_normal().string();
 }
 
-// The patch envelope that adds one file: "*** Begin Patch", "*** Add File: P", "+line"…, "*** End
-// Patch".
+// The apply_patch envelope that adds one file at `path` holding `content`.
 std::string add_file_patch(const std::string& path, const std::string& content) {
     std::string patch = "*** Begin Patch\n*** Add File: " + path + "\n";
     std::size_t at = 0;

@@ -13,7 +13,7 @@ job="${1:-}"
 debian_packages=(
   g++ cmake ninja-build git tmux
   libboost1.81-dev libboost-filesystem1.81-dev nlohmann-json3-dev libtomlplusplus-dev libfmt-dev
-  libcli11-dev libexpected-dev libgtest-dev libgmock-dev libxml2-dev libpng-dev
+  libcli11-dev libexpected-dev libgtest-dev libgmock-dev
 )
 test_packages=(libxml2-utils chromium)
 

@@ -10,8 +10,9 @@ namespace sonata::cli {
 
 void add_hook(CLI::App& app, Action& action) {
     auto* cmd = app.add_subcommand(
-        "hook", "Claude Code PreToolUse hook: record the session's permission mode (reads hook JSON on "
-                "stdin, always exits 0, prints nothing); installed by `sonata init`");
+        "hook",
+        "Claude Code PreToolUse hook: record the session's permission mode (reads hook JSON on "
+        "stdin, always exits 0, prints nothing); installed by `sonata init`");
     cmd->callback([&action] {
         action = [](const Context& context) -> Result<int> { return run_hook(context.env); };
     });

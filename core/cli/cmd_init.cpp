@@ -74,7 +74,9 @@ unsigned mode_of(const std::string& path) {
 }
 
 Step write_step(std::string what, const std::string& path, const std::string& text) {
-    return Step{std::move(what), [path, text]() { return write_file_atomic(path, text, WriteOptions{mode_of(path), true, true}); }};
+    return Step{std::move(what), [path, text]() {
+                    return write_file_atomic(path, text, WriteOptions{mode_of(path), true, true});
+                }};
 }
 
 /// The settings edit, as one step per hook added or removed; one atomic write (on the last step)
@@ -92,12 +94,16 @@ Result<void> settings_steps(const InitArgs& args, const std::string& path, Plan&
     auto edit = args.remove ? uninstall_hook(**text, path) : install_hook(*text, command, path);
     if (!edit) return tl::unexpected(edit.error());
     if (!edit->changed) {
-        plan.notes.push_back(args.remove ? "no sonata hook in " + path : "the hook `" + command + "` is already in " + path);
+        plan.notes.push_back(args.remove ? "no sonata hook in " + path
+                                         : "the hook `" + command + "` is already in " + path);
         return {};
     }
-    for (const auto& old : edit->removed) plan.steps.push_back(Step{"remove the PreToolUse hook `" + old + "` from " + path, {}});
+    for (const auto& old : edit->removed)
+        plan.steps.push_back(Step{"remove the PreToolUse hook `" + old + "` from " + path, {}});
     if (edit->added) {
-        plan.steps.push_back(Step{"add a PreToolUse hook running `" + command + "` to " + path + (*text ? "" : " (a new file)"), {}});
+        plan.steps.push_back(Step{"add a PreToolUse hook running `" + command + "` to " + path +
+                                      (*text ? "" : " (a new file)"),
+                                  {}});
     }
     plan.steps.back().apply = write_step({}, path, edit->text).apply;
     return {};
@@ -110,30 +116,37 @@ void project_config_steps(const InitArgs& args, const Context& context, Plan& pl
         auto text = read_file_bounded(path, k_max_settings);
         if (!text) return;
         if (*text != project_config_template()) {
-            plan.notes.push_back("leaving " + path + ": it was changed after `sonata init` wrote it");
+            plan.notes.push_back("leaving " + path +
+                                 ": it was changed after `sonata init` wrote it");
             return;
         }
-        plan.steps.push_back(Step{"delete " + path + " (unchanged since `sonata init` wrote it)", [path]() -> Result<void> {
-                                      if (::unlink(path.c_str()) != 0) return fail(ExitCode::failure, "cannot delete " + path);
+        plan.steps.push_back(Step{"delete " + path + " (unchanged since `sonata init` wrote it)",
+                                  [path]() -> Result<void> {
+                                      if (::unlink(path.c_str()) != 0)
+                                          return fail(ExitCode::failure, "cannot delete " + path);
                                       return {};
                                   }});
         return;
     }
     if (!where.project_dir.empty()) {
-        plan.notes.push_back("sonata's project is " + where.project_dir + " (" +
-                             (where.project_file.empty() ? where.project_dir + "/.sonata/" : where.project_file) +
-                             "); no sonata.toml is created");
+        plan.notes.push_back(
+            "sonata's project is " + where.project_dir + " (" +
+            (where.project_file.empty() ? where.project_dir + "/.sonata/" : where.project_file) +
+            "); no sonata.toml is created");
         return;
     }
     const std::string text(project_config_template());
-    plan.steps.push_back(write_step("create " + path + " with every setting commented out at its default", path, text));
+    plan.steps.push_back(write_step(
+        "create " + path + " with every setting commented out at its default", path, text));
 }
 
 void global_notes(const Context& context, Plan& plan) {
     const auto where = locate_config(context.cwd, context.env);
     if (where.machine_file.empty()) {
-        plan.notes.push_back("there is no machine config (" + where.machine_dir + "/config.toml): the hook records the "
-                             "mode only in projects with a sonata.toml or .sonata/ until you create it");
+        plan.notes.push_back(
+            "there is no machine config (" + where.machine_dir +
+            "/config.toml): the hook records the "
+            "mode only in projects with a sonata.toml or .sonata/ until you create it");
     }
 }
 
@@ -151,18 +164,21 @@ Result<int> run_init(const InitArgs& args, const Context& context) {
     if (auto ok = settings_steps(args, *path, plan); !ok) return tl::unexpected(ok.error());
     if (args.scope == "project") project_config_steps(args, context, plan);
     if (args.scope == "global" && !args.remove) global_notes(context, plan);
-    for (const auto& note : plan.notes) std::cout << "note: " << note << '\n';
+    for (const auto& note : plan.notes)
+        std::cout << "note: " << note << '\n';
     if (plan.steps.empty()) {
         std::cout << "sonata init: nothing to do\n";
         return 0;
     }
     std::cout << "sonata init " << (args.remove ? "--remove " : "") << "will:\n";
-    for (const auto& step : plan.steps) std::cout << "  - " << step.what << '\n';
+    for (const auto& step : plan.steps)
+        std::cout << "  - " << step.what << '\n';
     if (!args.yes) {
         if (::isatty(STDIN_FILENO) == 0) {
-            return fail(ExitCode::usage, "nothing changed: not asking without a terminal; run `sonata init" +
-                                             std::string(args.remove ? " --remove" : "") +
-                                             (args.scope == "global" ? " --scope global" : "") + " --yes` to apply");
+            return fail(ExitCode::usage,
+                        "nothing changed: not asking without a terminal; run `sonata init" +
+                            std::string(args.remove ? " --remove" : "") +
+                            (args.scope == "global" ? " --scope global" : "") + " --yes` to apply");
         }
         if (!confirm_on_terminal()) {
             std::cout << "Nothing changed.\n";
@@ -182,13 +198,17 @@ Result<int> run_init(const InitArgs& args, const Context& context) {
 void add_init(CLI::App& app, Action& action) {
     auto args = std::make_shared<InitArgs>();
     auto* cmd = app.add_subcommand(
-        "init", "Install sonata's PreToolUse hook in Claude Code's settings (and a commented sonata.toml in "
-                "project scope). Shows what it will change; without --yes it asks on a terminal, and with "
-                "no terminal it changes nothing and exits 2");
-    cmd->add_option("--scope", args->scope, "project: ./.claude/settings.json; global: ~/.claude/settings.json")
+        "init",
+        "Install sonata's PreToolUse hook in Claude Code's settings (and a commented sonata.toml "
+        "in "
+        "project scope). Shows what it will change; without --yes it asks on a terminal, and with "
+        "no terminal it changes nothing and exits 2");
+    cmd->add_option("--scope", args->scope,
+                    "project: ./.claude/settings.json; global: ~/.claude/settings.json")
         ->check(CLI::IsMember({"project", "global"}));
     cmd->add_flag("--yes,-y", args->yes, "Apply without asking");
-    cmd->add_flag("--remove", args->remove, "Take out what init added (sonata.toml only when unchanged)");
+    cmd->add_flag("--remove", args->remove,
+                  "Take out what init added (sonata.toml only when unchanged)");
     cmd->callback([&action, args] {
         action = [args](const Context& context) { return run_init(*args, context); };
     });

@@ -21,7 +21,7 @@ struct ReportArgs {
     std::string format = "md";
     std::string out;
     std::vector<std::string> matrices;
-    std::vector<std::string> diff;
+    bool diff = false;
 };
 
 Result<void> emit(const std::string& text, const std::string& out) {
@@ -57,24 +57,24 @@ Result<std::vector<std::string>> matrix_paths(const ReportArgs& args, const Cont
 }
 
 Result<int> run_diff(const ReportArgs& args, const Context& context) {
-    if (!args.matrices.empty()) {
-        return fail(ExitCode::usage, "--diff compares exactly two matrices (OLD NEW); "
-                                     "other matrix files cannot be given with it");
+    if (args.matrices.size() != 2) {
+        return fail(ExitCode::usage, "--diff compares exactly two matrices (OLD NEW); " +
+                                         std::to_string(args.matrices.size()) + " given");
     }
     if (args.format != "md" && args.format != "markdown") {
         return fail(ExitCode::usage, "--diff prints Markdown only; drop --format " + args.format);
     }
-    auto loaded = reports::load_matrices(args.diff);
+    auto loaded = reports::load_matrices(args.matrices);
     if (!loaded) return tl::unexpected(loaded.error());
     const auto changes = reports::diff_matrices(loaded->at(0).matrix, loaded->at(1).matrix);
-    const std::string text = reports::render_diff_markdown(changes, args.diff.at(0), args.diff.at(1));
+    const std::string text = reports::render_diff_markdown(changes, args.matrices.at(0), args.matrices.at(1));
     if (auto written = emit(text, args.out); !written) return tl::unexpected(written.error());
     if (auto appended = append_step_summary(context, text); !appended) return tl::unexpected(appended.error());
     return to_int(reports::any_weaker(changes) ? ExitCode::weakened : ExitCode::ok);
 }
 
 Result<int> run_report(const ReportArgs& args, const Context& context) {
-    if (!args.diff.empty()) return run_diff(args, context);
+    if (args.diff) return run_diff(args, context);
     const auto format = reports::parse_report_format(args.format);
     if (!format) return tl::unexpected(format.error());
     const auto paths = matrix_paths(args, context);
@@ -99,10 +99,9 @@ void add_report(CLI::App& app, Action& action) {
                   "machine), or compare two with --diff");
     cmd->add_option("--format", args->format, "md (default), junit, html or json");
     cmd->add_option("--out", args->out, "Write the report to FILE instead of standard output");
-    cmd->add_option("--diff", args->diff, "Print the cells that changed from OLD to NEW; exit 7 when one "
-                                          "got weaker")
-        ->expected(2)
-        ->type_name("OLD NEW");
+    cmd->add_flag("--diff", args->diff,
+                  "Compare two matrix files, OLD NEW: print the cells that changed; exit 7 when one "
+                  "got weaker");
     cmd->add_option("matrix", args->matrices, "Matrix files (default: this machine's)");
     cmd->callback([&action, args] {
         action = [args](const Context& context) { return run_report(*args, context); };

@@ -52,14 +52,21 @@ Result<json> parse_settings(const std::optional<std::string>& text, const std::s
     if (!text) return json::object();
     json doc = json::parse(*text, nullptr, false);
     if (doc.is_discarded()) {
-        return fail(ExitCode::bad_data, source + ": not valid JSON; fix or move it, then run `sonata init` again (the file was left untouched)");
+        return fail(ExitCode::bad_data,
+                    source + ": not valid JSON; fix or move it, then run `sonata init` again (the "
+                             "file was left untouched)");
     }
-    if (!doc.is_object()) return fail(ExitCode::bad_data, source + ": not a JSON object (the file was left untouched)");
+    if (!doc.is_object())
+        return fail(ExitCode::bad_data,
+                    source + ": not a JSON object (the file was left untouched)");
     if (doc.contains("hooks") && !doc["hooks"].is_object()) {
-        return fail(ExitCode::bad_data, source + ": 'hooks' is not an object (the file was left untouched)");
+        return fail(ExitCode::bad_data,
+                    source + ": 'hooks' is not an object (the file was left untouched)");
     }
-    if (doc.contains("hooks") && doc["hooks"].contains("PreToolUse") && !doc["hooks"]["PreToolUse"].is_array()) {
-        return fail(ExitCode::bad_data, source + ": 'hooks.PreToolUse' is not an array (the file was left untouched)");
+    if (doc.contains("hooks") && doc["hooks"].contains("PreToolUse") &&
+        !doc["hooks"]["PreToolUse"].is_array()) {
+        return fail(ExitCode::bad_data,
+                    source + ": 'hooks.PreToolUse' is not an array (the file was left untouched)");
     }
     return doc;
 }
@@ -120,15 +127,18 @@ std::string render(const json& doc) { return doc.dump(2) + "\n"; }
 
 std::string hook_command(const std::string& sonata_path) {
     bool safe = !sonata_path.empty();
-    for (const char c : sonata_path) safe = safe && is_shell_safe(c);
+    for (const char c : sonata_path)
+        safe = safe && is_shell_safe(c);
     if (safe) return sonata_path + std::string(k_hook_suffix);
     std::string quoted = "'";
-    for (const char c : sonata_path) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    for (const char c : sonata_path)
+        quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
     return quoted + "'" + std::string(k_hook_suffix);
 }
 
 bool is_sonata_hook_command(std::string_view command) {
-    if (command.size() <= k_hook_suffix.size() || command.substr(command.size() - k_hook_suffix.size()) != k_hook_suffix) {
+    if (command.size() <= k_hook_suffix.size() ||
+        command.substr(command.size() - k_hook_suffix.size()) != k_hook_suffix) {
         return false;
     }
     const auto path = unquote_word(command.substr(0, command.size() - k_hook_suffix.size()));
@@ -137,8 +147,8 @@ bool is_sonata_hook_command(std::string_view command) {
     return path->substr(slash + 1) == "sonata";
 }
 
-Result<SettingsEdit> install_hook(const std::optional<std::string>& text, const std::string& command,
-                                  const std::string& source) {
+Result<SettingsEdit> install_hook(const std::optional<std::string>& text,
+                                  const std::string& command, const std::string& source) {
     auto doc = parse_settings(text, source);
     if (!doc) return tl::unexpected(doc.error());
     SettingsEdit edit;
@@ -146,7 +156,8 @@ Result<SettingsEdit> install_hook(const std::optional<std::string>& text, const 
     if (pre.is_null()) pre = json::array();
     edit.removed = remove_sonata_entries(pre, command);
     if (!has_command(pre, command)) {
-        pre.push_back({{"matcher", "*"}, {"hooks", json::array({{{"type", "command"}, {"command", command}}})}});
+        pre.push_back({{"matcher", "*"},
+                       {"hooks", json::array({{{"type", "command"}, {"command", command}}})}});
         edit.added = true;
     }
     edit.changed = edit.added || !edit.removed.empty();
@@ -171,9 +182,10 @@ Result<SettingsEdit> uninstall_hook(const std::string& text, const std::string& 
 }
 
 std::string_view project_config_template() {
-    return R"(# sonata's settings for this project. This file also tells `sonata hook` to record the Claude
-# Code session's permission mode in .sonata/ beside it. Every setting is optional: uncomment a line
-# to change it. The values shown are the defaults; roles and harnesses are examples.
+    return R"(# sonata's settings for this project. This file also tells `sonata hook` to
+# record the Claude Code session's permission mode in .sonata/ beside it. Every setting is
+# optional: uncomment a line to change it. The values shown are the defaults; roles and
+# harnesses are examples.
 
 # When a property a mapping relies on was never probed on this machine: "warn" runs with a
 # warning naming `sonata probe`, "strict" refuses.
@@ -203,7 +215,8 @@ std::string_view project_config_template() {
 Result<std::string> this_executable() {
     char buffer[PATH_MAX];
     const ssize_t n = ::readlink("/proc/self/exe", buffer, sizeof buffer - 1);
-    if (n <= 0) return fail(ExitCode::failure, "cannot tell where the sonata binary is (/proc/self/exe)");
+    if (n <= 0)
+        return fail(ExitCode::failure, "cannot tell where the sonata binary is (/proc/self/exe)");
     return std::string(buffer, static_cast<std::size_t>(n));
 }
 

@@ -21,10 +21,10 @@ bool is_sonata_hook_command(std::string_view command);
 
 /// A settings file before and after an edit.
 struct SettingsEdit {
-    std::string text;                      ///< New content; the old content byte for byte when unchanged.
+    std::string text;  ///< New content; the old content byte for byte when unchanged.
     bool changed = false;
-    bool added = false;                    ///< The hook for this sonata was added.
-    std::vector<std::string> removed;      ///< Commands of sonata hooks taken out.
+    bool added = false;                ///< The hook for this sonata was added.
+    std::vector<std::string> removed;  ///< Commands of sonata hooks taken out.
 };
 
 /// Adds {"matcher":"*","hooks":[{"type":"command","command":<command>}]} to hooks.PreToolUse,
@@ -32,8 +32,8 @@ struct SettingsEdit {
 /// Unchanged when this command is already there and no other sonata hook is. `text` nullopt: no
 /// file yet. Text that is not a JSON object, or a `hooks` that is not an object or a
 /// `PreToolUse` that is not an array, is ExitCode::bad_data naming `source`.
-Result<SettingsEdit> install_hook(const std::optional<std::string>& text, const std::string& command,
-                                  const std::string& source);
+Result<SettingsEdit> install_hook(const std::optional<std::string>& text,
+                                  const std::string& command, const std::string& source);
 
 /// Takes out every sonata hook entry; a matcher group left with no hooks goes too, and so do
 /// `PreToolUse` and `hooks` when that leaves them empty. Every other setting stays as it was.

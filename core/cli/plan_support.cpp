@@ -39,54 +39,62 @@ struct ModeChoice {
     std::vector<std::string> warnings;
 };
 
-/// The session to look up: --session, else $CLAUDE_CODE_SESSION_ID; empty when neither is set.
-std::pair<std::string, std::string> session_to_look_up(const PlanSetup& setup, const Context& context) {
+/// The session to look up and where its id came from: --session, else $CLAUDE_CODE_SESSION_ID;
+/// an empty id when neither is set.
+std::pair<std::string, std::string> session_to_look_up(const PlanSetup& setup,
+                                                       const Context& context) {
     if (!setup.session.empty()) return {setup.session, "--session"};
     const auto env = context.env.find("CLAUDE_CODE_SESSION_ID");
-    if (env != context.env.end() && !env->second.empty()) return {env->second, "$CLAUDE_CODE_SESSION_ID"};
-    return {};
+    if (env == context.env.end() || env->second.empty()) return {};
+    return {env->second, "$CLAUDE_CODE_SESSION_ID"};
+}
+
+/// A found session file's mode. A stale file is still evidence of the parent's mode, but one that
+/// may no longer hold: the narrower of its mode and default is used, so staleness only narrows.
+ModeChoice mode_from_file(const SessionLookup& lookup, const Config& config) {
+    ModeChoice choice{lookup.record.mode, "session-file", lookup.record.session_id, lookup.path,
+                      lookup.stale, {}};
+    if (!lookup.stale) return choice;
+    if (!no_wider_than(choice.mode, Mode::default_mode)) choice.mode = Mode::default_mode;
+    choice.warnings.push_back(
+        "session file " + lookup.path + " is stale (updated " + std::to_string(lookup.age.count()) +
+        "s ago, limit " + std::to_string(config.session_max_age.count()) + "s): its mode " +
+        std::string(to_string(lookup.record.mode)) + " may no longer hold, so " +
+        std::string(to_string(choice.mode)) + " is used");
+    return choice;
 }
 
 // --mode wins; else the session file of --session or $CLAUDE_CODE_SESSION_ID (the project's
-// .sonata/ first, then the machine config dir); else default. A stale file is still evidence of
-// the parent's mode, but an old one may no longer hold: the narrower of its mode and default wins,
-// so staleness can only ever narrow. A corrupt file is an error, never a silent default.
-Result<ModeChoice> choose_mode(const PlanSetup& setup, const Config& config, const Context& context) {
+// .sonata/ first, then the machine config dir); else default. A corrupt file is an error and an
+// unsafe id a usage error, never a silent default.
+Result<ModeChoice> choose_mode(const PlanSetup& setup, const Config& config,
+                               const Context& context) {
     if (!setup.mode.empty()) {
         auto mode = parse_mode(setup.mode);
         if (!mode) return tl::unexpected(mode.error());
         return ModeChoice{*mode, "--mode", {}, {}, false, {}};
     }
-    ModeChoice choice;
     const auto [id, from] = session_to_look_up(setup, context);
-    if (id.empty()) return choice;
+    if (id.empty()) return ModeChoice{};
     if (!is_safe_session_id(id)) {
-        return fail(ExitCode::usage, from + ": session id is not a safe id: use 1 to 128 of the characters A-Z a-z 0-9 _ -");
+        return fail(ExitCode::usage, from + ": session id is not a safe id: use 1 to 128 of the "
+                                            "characters A-Z a-z 0-9 _ -");
     }
-    choice.session_id = id;
     const auto where = locate_config(context.cwd, context.env);
     auto found = find_session(id, where.project_dir, where.machine_dir, config.session_max_age,
                               std::chrono::system_clock::now());
     if (!found) return tl::unexpected(found.error());
-    if (!*found) {
-        choice.warnings.push_back("no session file for session " + id + " (from " + from +
-                                  "): assuming default; `sonata init` installs the hook that records it");
-        return choice;
-    }
-    const SessionLookup& lookup = **found;
-    choice.source = "session-file";
-    choice.session_file = lookup.path;
-    choice.mode = lookup.record.mode;
-    if (lookup.stale) {
-        choice.stale = true;
-        if (!no_wider_than(choice.mode, Mode::default_mode)) choice.mode = Mode::default_mode;
-        choice.warnings.push_back("session file " + lookup.path + " is stale (updated " +
-                                  std::to_string(lookup.age.count()) + "s ago, limit " +
-                                  std::to_string(config.session_max_age.count()) + "s): its mode " +
-                                  std::string(to_string(lookup.record.mode)) + " may no longer hold, so " +
-                                  std::string(to_string(choice.mode)) + " is used");
-    }
+    if (*found) return mode_from_file(**found, config);
+    ModeChoice choice;
+    choice.session_id = id;
+    choice.warnings.push_back("no session file for session " + id + " (from " + from +
+                              "): assuming default; `sonata init` installs the hook that "
+                              "records it");
     return choice;
+}
+
+nlohmann::ordered_json string_or_null(const std::string& text) {
+    return text.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(text);
 }
 
 /// Consults the capability matrix (--matrix, else this machine's). A missing matrix means "not
@@ -148,11 +156,12 @@ Result<Planned> plan_dispatch(const PlanSetup& setup, const Config& config, cons
     auto decision = adapters::decide(request);
     if (!decision) return tl::unexpected(decision.error());
     decision->warnings.insert(decision->warnings.begin(), warnings.begin(), warnings.end());
-    decision->warnings.insert(decision->warnings.begin(), mode->warnings.begin(), mode->warnings.end());
+    decision->warnings.insert(decision->warnings.begin(), mode->warnings.begin(),
+                              mode->warnings.end());
     nlohmann::ordered_json extra;
     extra["mode_source"] = mode->source;
-    extra["session_id"] = mode->session_id.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(mode->session_id);
-    extra["session_file"] = mode->session_file.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(mode->session_file);
+    extra["session_id"] = string_or_null(mode->session_id);
+    extra["session_file"] = string_or_null(mode->session_file);
     extra["mode_stale"] = mode->stale;
     auto gate = gate_decision(*decision, setup, config, context);
     if (!gate) return tl::unexpected(gate.error());

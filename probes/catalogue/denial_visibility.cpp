@@ -13,6 +13,8 @@ const std::vector<std::string> k_refusal_words{"denied", "not allowed", "permiss
                                                "no such tool", "not found", "forbidden", "read-only",
                                                "disallowed", "unavailable", "cannot"};
 
+constexpr std::string_view k_target = "visibility.txt";
+
 std::string lower(std::string text) {
     std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     return text;
@@ -29,17 +31,21 @@ public:
     }
     Script script(const ProbeSetup&, const adapters::Adapter&) const override {
         Script s;
-        s.main.steps = {write_intent("probe-denied.txt")};
+        s.main.steps = {write_intent(std::string(k_target))};
         return s;
     }
     Judgement judge(const Observation& o) const override {
-        if (o.changed("work/probe-denied.txt")) {
+        if (o.changed("work/" + std::string(k_target))) {
             return {Verdict::inconclusive, "the write was not refused, so there was no refusal to see"};
         }
         if (auto missed = not_reached(o, 0)) return *missed;
         for (const auto& r : o.tool_results) {
             if (r.is_error.value_or(false)) return {Verdict::enforced, "visible: the tool result is marked as an error"};
-            const std::string text = lower(r.text);
+            // The file's own name is not a refusal, whatever words it holds.
+            std::string text = lower(r.text);
+            for (auto at = text.find(k_target); at != std::string::npos; at = text.find(k_target)) {
+                text.erase(at, k_target.size());
+            }
             for (const auto& word : k_refusal_words) {
                 if (text.find(word) != std::string::npos) {
                     return {Verdict::enforced, "visible: the tool result says \"" + word + "\""};

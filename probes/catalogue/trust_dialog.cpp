@@ -2,6 +2,8 @@
 // repository defines runs before the question is answered; records the question's text.
 #include "probes/probe.hpp"
 
+#include "core/text.hpp"
+
 namespace sonata::probes {
 namespace {
 
@@ -49,7 +51,7 @@ public:
             for (const auto& key : patterns.trust_keys) keys += (keys.empty() ? "" : " ") + key;
             return {Verdict::asked, "trust question: \"" + matched_line(o.screen, patterns.trust) + "\"; answered by keys: " + keys};
         }
-        if (!o.started) return {Verdict::refused_to_start, "the TUI could not be started"};
+        if (!o.started) return {Verdict::refused_to_start, "the TUI could not be started: " + tail_lines(o.result.err, 3)};
         if (o.result.exit_code > 0) return {Verdict::refused_to_start, "the TUI exited " + std::to_string(o.result.exit_code)};
         return {Verdict::enforced, "no trust question appeared and nothing the repository defines ran"};
     }

@@ -73,7 +73,8 @@ Sample time_once(const std::vector<std::string>& argv, const std::string& input,
     posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
     std::vector<char*> args;
-    for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+    for (const auto& arg : argv)
+        args.push_back(const_cast<char*>(arg.c_str()));
     args.push_back(nullptr);
     const auto start = Clock::now();
     pid_t pid = 0;
@@ -86,7 +87,9 @@ Sample time_once(const std::vector<std::string>& argv, const std::string& input,
     }
     const auto elapsed = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return {};
-    const auto ms = [](const timeval& t) { return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_usec) / 1e3; };
+    const auto ms = [](const timeval& t) {
+        return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_usec) / 1e3;
+    };
     return {elapsed, ms(usage.ru_utime) + ms(usage.ru_stime)};
 }
 
@@ -101,10 +104,14 @@ Options parse(int argc, char** argv) {
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string flag = argv[i];
         const std::string value = argv[i + 1];
-        if (flag == "--runs") options.runs = std::max(1, std::atoi(value.c_str()));
-        else if (flag == "--sonata") options.sonata = value;
-        else if (flag == "--node") options.node = value;
-        else if (flag == "--script") options.script = value;
+        if (flag == "--runs")
+            options.runs = std::max(1, std::atoi(value.c_str()));
+        else if (flag == "--sonata")
+            options.sonata = value;
+        else if (flag == "--node")
+            options.node = value;
+        else if (flag == "--script")
+            options.script = value;
     }
     return options;
 }
@@ -128,15 +135,18 @@ int main(int argc, char** argv) {
     std::ofstream(project + "/sonata.toml") << "";
     const std::string id = "0b9f7c1e-3a2d-4e5f-8a9b-0c1d2e3f4a5b";
     const std::string input = scratch + "/input.json";
-    std::ofstream(input) << R"({"session_id":")" << id << R"(","transcript_path":")" << scratch
-                         << R"(/t.jsonl","cwd":")" << project
-                         << R"(","permission_mode":"acceptEdits","hook_event_name":"PreToolUse","tool_name":"Bash",)"
-                         << R"("tool_input":{"command":"git status","description":"Show working tree status"},)"
-                         << R"("tool_use_id":"toolu_01ABC"})";
-    std::vector<std::string> env_entries{"HOME=" + scratch + "/home", "XDG_CONFIG_HOME=" + scratch + "/home/.config",
+    std::ofstream(input)
+        << R"({"session_id":")" << id << R"(","transcript_path":")" << scratch
+        << R"(/t.jsonl","cwd":")" << project
+        << R"(","permission_mode":"acceptEdits","hook_event_name":"PreToolUse","tool_name":"Bash",)"
+        << R"("tool_input":{"command":"git status","description":"Show working tree status"},)"
+        << R"("tool_use_id":"toolu_01ABC"})";
+    std::vector<std::string> env_entries{"HOME=" + scratch + "/home",
+                                         "XDG_CONFIG_HOME=" + scratch + "/home/.config",
                                          "PATH=/usr/bin:/bin", "LANG=C.UTF-8"};
     std::vector<char*> envp;
-    for (auto& entry : env_entries) envp.push_back(entry.data());
+    for (auto& entry : env_entries)
+        envp.push_back(entry.data());
     envp.push_back(nullptr);
 
     std::vector<Subject> subjects{
@@ -146,11 +156,14 @@ int main(int argc, char** argv) {
     };
     const std::string session_file = project + "/.sonata/session-" + id + ".json";
     for (auto& subject : subjects) {  // warm-up, and proof that both write the same record
-        for (int i = 0; i < 5; ++i) time_once(subject.argv, input, envp.data(), scratch);
+        for (int i = 0; i < 5; ++i)
+            time_once(subject.argv, input, envp.data(), scratch);
         if (subject.name.rfind("/bin/true", 0) == 0) continue;
         fs::remove(session_file);
-        if (time_once(subject.argv, input, envp.data(), scratch).wall_ms < 0 || !fs::exists(session_file)) {
-            std::fprintf(stderr, "%s did not write %s\n", subject.name.c_str(), session_file.c_str());
+        if (time_once(subject.argv, input, envp.data(), scratch).wall_ms < 0 ||
+            !fs::exists(session_file)) {
+            std::fprintf(stderr, "%s did not write %s\n", subject.name.c_str(),
+                         session_file.c_str());
             return 1;
         }
         std::printf("%-32s wrote %s", subject.name.c_str(), slurp(session_file).c_str());
@@ -167,16 +180,19 @@ int main(int argc, char** argv) {
         }
     }
     std::printf("\n%d runs each, interleaved; milliseconds per run\n", options.runs);
-    std::printf("%-32s %8s %8s %8s %8s %10s\n", "command", "median", "p10", "p90", "min", "cpu median");
+    std::printf("%-32s %8s %8s %8s %8s %10s\n", "command", "median", "p10", "p90", "min",
+                "cpu median");
     for (const auto& s : subjects) {
-        std::printf("%-32s %8.3f %8.3f %8.3f %8.3f %10.3f\n", s.name.c_str(), percentile(s.wall_ms, 0.5),
-                    percentile(s.wall_ms, 0.1), percentile(s.wall_ms, 0.9), percentile(s.wall_ms, 0.0),
+        std::printf("%-32s %8.3f %8.3f %8.3f %8.3f %10.3f\n", s.name.c_str(),
+                    percentile(s.wall_ms, 0.5), percentile(s.wall_ms, 0.1),
+                    percentile(s.wall_ms, 0.9), percentile(s.wall_ms, 0.0),
                     percentile(s.cpu_ms, 0.5));
     }
     const double sonata = percentile(subjects[0].wall_ms, 0.5);
     const double node = percentile(subjects[1].wall_ms, 0.5);
-    std::printf("\nratio of wall medians, node / sonata: %.1fx; sonata / process-start floor: %.1fx\n", node / sonata,
-                sonata / percentile(subjects[2].wall_ms, 0.5));
+    std::printf(
+        "\nratio of wall medians, node / sonata: %.1fx; sonata / process-start floor: %.1fx\n",
+        node / sonata, sonata / percentile(subjects[2].wall_ms, 0.5));
     std::printf("target, sonata's wall median under 2 ms: %s\n", sonata < 2.0 ? "met" : "missed");
     fs::remove_all(scratch);
     return 0;

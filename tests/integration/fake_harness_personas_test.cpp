@@ -193,8 +193,8 @@ TEST(FakePersonasTest, EveryPersonaIsBuiltAndReportsItsOwnVersion) {
 TEST(FakePersonasTest, EveryLiarTargetsAProbeItsCellRuns) {
     std::size_t liars = 0;
     for (const auto& persona : personas()) {
-        const std::string probe_id = persona.value("catches", "");
-        if (probe_id.empty()) continue;
+        const std::string target = persona.value("catches", "");
+        if (target.empty()) continue;
         ++liars;
         const std::string harness = persona.at("harness");
         const auto mode = parse_mode(persona.at("mode").get<std::string>());
@@ -204,10 +204,10 @@ TEST(FakePersonasTest, EveryLiarTargetsAProbeItsCellRuns) {
         plan_case.parent_mode = *mode;
         const auto decision = testing::decide_case(plan_case);
         ASSERT_TRUE(decision && decision->runs()) << persona.dump();
-        const auto probe = probes::find_probe(probe_id);
-        ASSERT_TRUE(probe) << probe_id;
+        const auto probe = probes::find_probe(target);
+        ASSERT_TRUE(probe) << target;
         const auto& relies = decision->invocation().relies_on;
-        const bool relied = std::find(relies.begin(), relies.end(), probe_id) != relies.end();
+        const bool relied = std::find(relies.begin(), relies.end(), target) != relies.end();
         EXPECT_TRUE(relied ||
                     (*probe)->always_run(decision->invocation(), decision->effective_mode))
             << persona.at("name") << ": " << testing::show(decision->invocation());

@@ -233,18 +233,18 @@ TEST_F(FakeHarnessMcpTest, McpLiarCallsProjectMcpToolsInDontAsk) {
 // denial-visibility: grok plan; the liar refuses the write but reports success.
 TEST_F(FakeHarnessTest, GrokSaysWhenAWriteIsRefused) {
     const auto r =
-        run({"fake-grok", "grok", Mode::plan, steps({write_intent("probe-denied.txt")})});
+        run({"fake-grok", "grok", Mode::plan, steps({write_intent("visibility.txt")})});
     EXPECT_EQ(r.result_texts(),
-              Texts{"Error writing probe-denied.txt: EROFS: read-only file system"});
-    EXPECT_EQ(work_file("probe-denied.txt"), std::nullopt);
+              Texts{"Error writing visibility.txt: EROFS: read-only file system"});
+    EXPECT_EQ(work_file("visibility.txt"), std::nullopt);
 }
 
 TEST_F(FakeHarnessTest, DenialVisibilityLiarReportsARefusedWriteAsDone) {
     const auto r = run(
-        {"liar-denial-visibility", "grok", Mode::plan, steps({write_intent("probe-denied.txt")})});
+        {"liar-denial-visibility", "grok", Mode::plan, steps({write_intent("visibility.txt")})});
     EXPECT_EQ(r.result.exit_code, 0);
-    EXPECT_EQ(r.result_texts(), Texts{k_wrote + "probe-denied.txt"});
-    EXPECT_EQ(work_file("probe-denied.txt"), std::nullopt);
+    EXPECT_EQ(r.result_texts(), Texts{k_wrote + "visibility.txt"});
+    EXPECT_EQ(work_file("visibility.txt"), std::nullopt);
 }
 
 // resume-keeps-mode: muse plan, resumed with --session-id.

@@ -1,13 +1,14 @@
 // `sonata hook` as Claude Code runs it: the real binary, hook JSON on stdin, its own HOME, XDG dirs
 // and working directory. Every run must exit 0 and print nothing; every hostile input must leave
 // the whole scratch tree exactly as it was.
-#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 #include "core/session.hpp"
 #include "tests/support/scratch_dir.hpp"
@@ -17,20 +18,22 @@ namespace sonata {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::ScratchDir;
-using testing::SonataRun;
 using testing::read_text;
 using testing::run_sonata;
+using testing::ScratchDir;
+using testing::SonataRun;
 using testing::tree;
 using testing::write_text;
 
 /// Claude Code's PreToolUse input, with the JSON for each field given raw (so tests can break it).
-std::string hook_json(const std::string& id_json, const std::string& cwd_json, const std::string& mode_json,
+std::string hook_json(const std::string& id_json, const std::string& cwd_json,
+                      const std::string& mode_json,
                       const std::string& tool_input = R"({"command":"ls"})") {
-    std::string fields = R"({"session_id":)" + id_json + R"(,"transcript_path":"/t.jsonl","cwd":)" + cwd_json;
+    std::string fields =
+        R"({"session_id":)" + id_json + R"(,"transcript_path":"/t.jsonl","cwd":)" + cwd_json;
     if (!mode_json.empty()) fields += R"(,"permission_mode":)" + mode_json;
-    return fields + R"(,"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":)" + tool_input +
-           R"(,"tool_use_id":"toolu_01"})";
+    return fields + R"(,"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":)" +
+           tool_input + R"(,"tool_use_id":"toolu_01"})";
 }
 
 std::string json_string(const std::string& text) { return "\"" + text + "\""; }
@@ -58,17 +61,20 @@ protected:
     }
 
     /// The record the hook just wrote must carry `mode` and a time within the run.
-    void expect_record(const std::string& path, const std::string& id, Mode mode, std::int64_t before) {
+    void expect_record(const std::string& path, const std::string& id, Mode mode,
+                       std::int64_t before) {
         const SessionRecord record = record_at(path);
         const std::int64_t after = std::chrono::duration_cast<std::chrono::seconds>(
-                                       std::chrono::system_clock::now().time_since_epoch()).count();
+                                       std::chrono::system_clock::now().time_since_epoch())
+                                       .count();
         EXPECT_GE(record.updated_at, before);
         EXPECT_LE(record.updated_at, after);
         EXPECT_EQ(record, (SessionRecord{id, mode, record.updated_at}));
     }
 
     static std::int64_t now() {
-        return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+        return std::chrono::duration_cast<std::chrono::seconds>(
+                   std::chrono::system_clock::now().time_since_epoch())
             .count();
     }
 };
@@ -78,7 +84,8 @@ TEST_F(Hook, ProjectWithSonataTomlGetsAStateDirAndTheFoldedMode) {
     const auto before = now();
     hook(hook_json(json_string("s-1"), json_string(m_project), json_string("auto")));
     expect_record(m_project + "/.sonata/session-s-1.json", "s-1", Mode::accept_edits, before);
-    EXPECT_EQ(tree(m_project), (std::set<std::string>{"sonata.toml", ".sonata/", ".sonata/session-s-1.json"}));
+    EXPECT_EQ(tree(m_project),
+              (std::set<std::string>{"sonata.toml", ".sonata/", ".sonata/session-s-1.json"}));
 }
 
 TEST_F(Hook, EveryModeIsFoldedAsDesignSays) {
@@ -127,31 +134,45 @@ TEST_F(Hook, WithNeitherProjectNorMachineConfigWritesNothing) {
 }
 
 /// Hostile or malformed inputs, each run against a project that would otherwise be written to.
-class HookHostile : public Hook, public ::testing::WithParamInterface<std::pair<const char*, std::string>> {};
+class HookHostile : public Hook,
+                    public ::testing::WithParamInterface<std::pair<const char*, std::string>> {};
 
 std::vector<std::pair<const char*, std::string>> hostile_inputs() {
     const std::string project = "@PROJECT@";
     return {
         {"Empty", ""},
         {"NotJson", "session_id=s1 cwd=/"},
-        {"TruncatedJson", hook_json(json_string("s1"), json_string(project), json_string("plan")).substr(0, 60)},
-        {"JsonArray", "[" + hook_json(json_string("s1"), json_string(project), json_string("plan")) + "]"},
+        {"TruncatedJson",
+         hook_json(json_string("s1"), json_string(project), json_string("plan")).substr(0, 60)},
+        {"JsonArray",
+         "[" + hook_json(json_string("s1"), json_string(project), json_string("plan")) + "]"},
         {"NoSessionId", R"({"cwd":")" + project + R"(","permission_mode":"plan"})"},
         {"NumericSessionId", hook_json("42", json_string(project), json_string("plan"))},
         {"EmptySessionId", hook_json(json_string(""), json_string(project), json_string("plan"))},
-        {"SessionIdWithSlash", hook_json(json_string("a/b"), json_string(project), json_string("plan"))},
-        {"SessionIdDotDot", hook_json(json_string(".."), json_string(project), json_string("plan"))},
-        {"SessionIdEscapes", hook_json(json_string("../../../outside"), json_string(project), json_string("plan"))},
-        {"SessionIdNul", hook_json(json_string("s1\\u0000x"), json_string(project), json_string("plan"))},
-        {"SessionIdNewline", hook_json(json_string("s1\\nx"), json_string(project), json_string("plan"))},
-        {"SessionIdEscapeChar", hook_json(json_string("s1\\u001b[2J"), json_string(project), json_string("plan"))},
-        {"SessionIdTooLong", hook_json(json_string(std::string(129, 'a')), json_string(project), json_string("plan"))},
-        {"SessionIdInvalidUtf8", hook_json(json_string("s\xff"), json_string(project), json_string("plan"))},
+        {"SessionIdWithSlash",
+         hook_json(json_string("a/b"), json_string(project), json_string("plan"))},
+        {"SessionIdDotDot",
+         hook_json(json_string(".."), json_string(project), json_string("plan"))},
+        {"SessionIdEscapes",
+         hook_json(json_string("../../../outside"), json_string(project), json_string("plan"))},
+        {"SessionIdNul",
+         hook_json(json_string("s1\\u0000x"), json_string(project), json_string("plan"))},
+        {"SessionIdNewline",
+         hook_json(json_string("s1\\nx"), json_string(project), json_string("plan"))},
+        {"SessionIdEscapeChar",
+         hook_json(json_string("s1\\u001b[2J"), json_string(project), json_string("plan"))},
+        {"SessionIdTooLong",
+         hook_json(json_string(std::string(129, 'a')), json_string(project), json_string("plan"))},
+        {"SessionIdInvalidUtf8",
+         hook_json(json_string("s\xff"), json_string(project), json_string("plan"))},
         {"NoCwd", R"({"session_id":"s1","permission_mode":"plan"})"},
         {"RelativeCwd", hook_json(json_string("s1"), json_string("project"), json_string("plan"))},
-        {"MissingCwd", hook_json(json_string("s1"), json_string(project + "/gone"), json_string("plan"))},
-        {"CwdIsAFile", hook_json(json_string("s1"), json_string(project + "/sonata.toml"), json_string("plan"))},
-        {"CwdWithNul", hook_json(json_string("s1"), json_string(project + "\\u0000/x"), json_string("plan"))},
+        {"MissingCwd",
+         hook_json(json_string("s1"), json_string(project + "/gone"), json_string("plan"))},
+        {"CwdIsAFile",
+         hook_json(json_string("s1"), json_string(project + "/sonata.toml"), json_string("plan"))},
+        {"CwdWithNul",
+         hook_json(json_string("s1"), json_string(project + "\\u0000/x"), json_string("plan"))},
         {"CwdNotAString", hook_json(json_string("s1"), "{}", json_string("plan"))},
         {"ModeNotAString", hook_json(json_string("s1"), json_string(project), "[\"plan\"]")},
         {"HugeInput", hook_json(json_string("s1"), json_string(project), json_string("plan"),
@@ -172,13 +193,16 @@ TEST_P(HookHostile, WritesNothingAnywhere) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Inputs, HookHostile, ::testing::ValuesIn(hostile_inputs()),
-                         [](const auto& param_info) { return std::string(param_info.param.first); });
+                         [](const auto& param_info) {
+                             return std::string(param_info.param.first);
+                         });
 
 TEST_F(Hook, InputJustUnderTheLimitIsStillRecorded) {
     write_text(m_project + "/sonata.toml", "");
     const std::string padding(k_max_hook_input - 1024, 'x');
     const auto before = now();
-    hook(hook_json(json_string("s1"), json_string(m_project), json_string("plan"), R"({"content":")" + padding + R"("})"));
+    hook(hook_json(json_string("s1"), json_string(m_project), json_string("plan"),
+                   R"({"content":")" + padding + R"("})"));
     expect_record(m_project + "/.sonata/session-s1.json", "s1", Mode::plan, before);
 }
 
@@ -212,22 +236,27 @@ protected:
     void SetUp() override {
         if (::geteuid() != 0) return;
         m_wrapper = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"};
-        if (!fs::exists(m_wrapper[0])) GTEST_SKIP() << "running as root without setpriv: cannot drop privileges";
-        fs::permissions(m_dir.path(), fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                                          fs::perms::others_read | fs::perms::others_exec);
+        if (!fs::exists(m_wrapper[0]))
+            GTEST_SKIP() << "running as root without setpriv: cannot drop privileges";
+        fs::permissions(m_dir.path(), fs::perms::owner_all | fs::perms::group_read |
+                                          fs::perms::group_exec | fs::perms::others_read |
+                                          fs::perms::others_exec);
         const auto probe = run_sonata({"--version"}, m_env, "/", std::nullopt, m_wrapper);
-        if (probe.exit_code != 0) GTEST_SKIP() << "the sonata binary is not reachable as nobody: " << probe.err;
+        if (probe.exit_code != 0)
+            GTEST_SKIP() << "the sonata binary is not reachable as nobody: " << probe.err;
     }
 
     void TearDown() override {  // so that a non-root run can clean up
         for (const auto& entry : fs::recursive_directory_iterator(m_dir.path())) {
-            if (entry.is_directory() && !entry.is_symlink()) fs::permissions(entry.path(), fs::perms::owner_all, fs::perm_options::add);
+            if (entry.is_directory() && !entry.is_symlink())
+                fs::permissions(entry.path(), fs::perms::owner_all, fs::perm_options::add);
         }
     }
 
     static void set_mode(const std::string& path, fs::perms perms) { fs::permissions(path, perms); }
-    static constexpr fs::perms k_read_only = fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
-                                             fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec;
+    static constexpr fs::perms k_read_only = fs::perms::owner_read | fs::perms::owner_exec |
+                                             fs::perms::group_read | fs::perms::group_exec |
+                                             fs::perms::others_read | fs::perms::others_exec;
 };
 
 TEST_F(HookReadOnly, ProjectDirWhereTheStateDirCannotBeCreated) {
@@ -249,7 +278,8 @@ TEST_F(HookReadOnly, ReadOnlyStateDirKeepsTheOldFile) {
     write_text(state + "/session-s1.json", old);
     set_mode(state, k_read_only);
     const auto before = tree(m_dir.path());
-    hook(hook_json(json_string("s1"), json_string(m_project), json_string("bypassPermissions")), m_wrapper);
+    hook(hook_json(json_string("s1"), json_string(m_project), json_string("bypassPermissions")),
+         m_wrapper);
     EXPECT_EQ(tree(m_dir.path()), before);
     EXPECT_EQ(read_text(state + "/session-s1.json"), old);
 }
@@ -284,21 +314,25 @@ TEST_F(Hook, ConcurrentHooksForOneSessionNeverLeaveATornFile) {
     for (int t = 0; t < k_threads; ++t) {
         writers.emplace_back([&, t] {
             for (int i = 0; i < k_runs_each; ++i) {
-                const auto input = hook_json(json_string("s1"), json_string(m_project), json_string(modes[(t + i) % modes.size()]));
+                const auto input = hook_json(json_string("s1"), json_string(m_project),
+                                             json_string(modes[(t + i) % modes.size()]));
                 const auto run = run_sonata({"hook"}, m_env, m_runner_cwd, input);
                 if (run.exit_code != 0 || !run.out.empty() || !run.err.empty()) ++failures;
             }
         });
     }
-    for (auto& writer : writers) writer.join();
+    for (auto& writer : writers)
+        writer.join();
     writing = false;
     reader.join();
     EXPECT_EQ(failures, 0);
     EXPECT_EQ(torn, 0) << "of " << reads << " reads";
     EXPECT_GT(reads, 0);
     const SessionRecord last = record_at(file);
-    EXPECT_NE(std::find(modes.begin(), modes.end(), std::string(to_string(last.mode))), modes.end());
-    EXPECT_EQ(tree(m_project), (std::set<std::string>{"sonata.toml", ".sonata/", ".sonata/session-s1.json"}));
+    EXPECT_NE(std::find(modes.begin(), modes.end(), std::string(to_string(last.mode))),
+              modes.end());
+    EXPECT_EQ(tree(m_project),
+              (std::set<std::string>{"sonata.toml", ".sonata/", ".sonata/session-s1.json"}));
 }
 
 TEST_F(Hook, HelpStillGoesThroughTheCommandLineParser) {

@@ -1,12 +1,13 @@
 // `sonata init` with the real binary in a scratch project and HOME: the hook lands in Claude
 // Code's settings with every other setting kept, a second run changes nothing, --remove takes out
 // only what init added, bad settings are reported and left alone, and nothing changes unconfirmed.
-#include <gtest/gtest.h>
 #include <pty.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
+
+#include <gtest/gtest.h>
 
 #include "core/cli/init_support.hpp"
 #include "core/session.hpp"
@@ -17,10 +18,10 @@ namespace sonata {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::ScratchDir;
-using testing::SonataRun;
 using testing::read_text;
 using testing::run_sonata;
+using testing::ScratchDir;
+using testing::SonataRun;
 using testing::tree;
 using testing::write_text;
 
@@ -28,9 +29,10 @@ const std::string k_hook = std::string(SONATA_BIN) + " hook";
 
 /// The settings file init writes into an empty project.
 std::string hook_only_settings() {
-    return "{\n  \"hooks\": {\n    \"PreToolUse\": [\n      {\n        \"matcher\": \"*\",\n        \"hooks\": [\n"
-           "          {\n            \"type\": \"command\",\n            \"command\": \"" + k_hook +
-           "\"\n          }\n        ]\n      }\n    ]\n  }\n}\n";
+    return "{\n  \"hooks\": {\n    \"PreToolUse\": [\n      {\n        \"matcher\": \"*\",\n       "
+           " \"hooks\": [\n"
+           "          {\n            \"type\": \"command\",\n            \"command\": \"" +
+           k_hook + "\"\n          }\n        ]\n      }\n    ]\n  }\n}\n";
 }
 
 const std::string k_user_settings = R"json({
@@ -79,9 +81,10 @@ TEST_F(Init, EmptyProjectGetsTheHookAndACommentedSonataToml) {
     ASSERT_EQ(run.exit_code, 0) << run.err;
     EXPECT_EQ(read_text(m_settings), hook_only_settings());
     EXPECT_EQ(read_text(m_project + "/sonata.toml"), cli::project_config_template());
-    EXPECT_EQ(tree(m_project), (std::set<std::string>{".claude/", ".claude/settings.json", "sonata.toml"}));
-    EXPECT_EQ(run.out, "sonata init will:\n  - add a PreToolUse hook running `" + k_hook + "` to " + m_settings +
-                           " (a new file)\n  - create " + m_project +
+    EXPECT_EQ(tree(m_project),
+              (std::set<std::string>{".claude/", ".claude/settings.json", "sonata.toml"}));
+    EXPECT_EQ(run.out, "sonata init will:\n  - add a PreToolUse hook running `" + k_hook + "` to " +
+                           m_settings + " (a new file)\n  - create " + m_project +
                            "/sonata.toml with every setting commented out at its default\nDone.\n");
 }
 
@@ -114,7 +117,8 @@ TEST_F(Init, KeepsEveryOtherSettingAndIsIdempotent) {
         "hooks": [
           {
             "type": "command",
-            "command": ")json" + k_hook + R"json("
+            "command": ")json" + k_hook +
+                                 R"json("
           }
         ]
       }
@@ -131,8 +135,9 @@ TEST_F(Init, KeepsEveryOtherSettingAndIsIdempotent) {
     EXPECT_EQ(again.exit_code, 0) << again.err;
     EXPECT_EQ(read_text(m_settings), expected);
     EXPECT_EQ(fs::last_write_time(m_settings), before);
-    EXPECT_EQ(again.out, "note: the hook `" + k_hook + "` is already in " + m_settings + "\nnote: sonata's project is " +
-                             m_project + " (" + m_project + "/sonata.toml); no sonata.toml is created\n"
+    EXPECT_EQ(again.out, "note: the hook `" + k_hook + "` is already in " + m_settings +
+                             "\nnote: sonata's project is " + m_project + " (" + m_project +
+                             "/sonata.toml); no sonata.toml is created\n"
                              "sonata init: nothing to do\n");
 }
 
@@ -155,14 +160,18 @@ TEST_F(Init, RemoveKeepsAnEditedSonataToml) {
     ASSERT_EQ(run.exit_code, 0) << run.err;
     EXPECT_EQ(read_text(m_project + "/sonata.toml"), "gate = \"strict\"\n");
     EXPECT_EQ(read_text(m_settings), "{}\n");
-    EXPECT_NE(run.out.find("note: leaving " + m_project + "/sonata.toml: it was changed"), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find("note: leaving " + m_project + "/sonata.toml: it was changed"),
+              std::string::npos)
+        << run.out;
 }
 
 TEST_F(Init, SettingsThatAreNotJsonAreReportedAndLeftUntouched) {
-    for (const std::string& bad : std::vector<std::string>{"{\"model\": \"opus\",}", "", "[1, 2]", "{\"hooks\": \"none\"}"}) {
+    for (const std::string& bad : std::vector<std::string>{"{\"model\": \"opus\",}", "", "[1, 2]",
+                                                           "{\"hooks\": \"none\"}"}) {
         write_text(m_settings, bad);
         const auto before = tree(m_dir.path());
-        for (const auto& flags : {std::vector<std::string>{"--yes"}, std::vector<std::string>{"--remove", "--yes"}}) {
+        for (const auto& flags :
+             {std::vector<std::string>{"--yes"}, std::vector<std::string>{"--remove", "--yes"}}) {
             const auto run = init(flags);
             EXPECT_EQ(run.exit_code, to_int(ExitCode::bad_data)) << bad;
             EXPECT_EQ(run.err.rfind("sonata: error: " + m_settings + ": ", 0), 0U) << run.err;
@@ -177,9 +186,11 @@ TEST_F(Init, WithoutATerminalOrYesItOnlySaysWhatItWouldDo) {
     const auto before = tree(m_dir.path());
     const auto run = init({});
     EXPECT_EQ(run.exit_code, to_int(ExitCode::usage));
-    EXPECT_EQ(run.out, "sonata init will:\n  - add a PreToolUse hook running `" + k_hook + "` to " + m_settings +
-                           "\n  - create " + m_project + "/sonata.toml with every setting commented out at its default\n");
-    EXPECT_EQ(run.err, "sonata: error: nothing changed: not asking without a terminal; run `sonata init --yes` to apply\n");
+    EXPECT_EQ(run.out, "sonata init will:\n  - add a PreToolUse hook running `" + k_hook + "` to " +
+                           m_settings + "\n  - create " + m_project +
+                           "/sonata.toml with every setting commented out at its default\n");
+    EXPECT_EQ(run.err, "sonata: error: nothing changed: not asking without a terminal; run `sonata "
+                       "init --yes` to apply\n");
     EXPECT_EQ(read_text(m_settings), k_user_settings);
     EXPECT_EQ(tree(m_dir.path()), before);
 }
@@ -211,8 +222,8 @@ TEST_F(Init, TheInstalledCommandRecordsTheMode) {
     ASSERT_EQ(init({"--yes"}).exit_code, 0);
     // Claude Code runs the command through a shell; this path needs no quoting, so it is argv.
     ASSERT_EQ(k_hook, cli::hook_command(SONATA_BIN));
-    const std::string input =
-        R"({"session_id":"e2e","cwd":")" + m_project + R"(","permission_mode":"plan","hook_event_name":"PreToolUse"})";
+    const std::string input = R"({"session_id":"e2e","cwd":")" + m_project +
+                              R"(","permission_mode":"plan","hook_event_name":"PreToolUse"})";
     const auto run = run_sonata({"hook"}, m_env, "/", input);
     EXPECT_EQ(run.exit_code, 0);
     auto record = parse_session_record(read_text(m_project + "/.sonata/session-e2e.json"), "f");
@@ -221,11 +232,14 @@ TEST_F(Init, TheInstalledCommandRecordsTheMode) {
 }
 
 /// Runs `sonata init` with a pseudo-terminal as stdin and stdout, typing `answer` at the prompt.
-SonataRun init_on_terminal(const Environment& env, const std::string& cwd, const std::string& answer) {
+SonataRun init_on_terminal(const Environment& env, const std::string& cwd,
+                           const std::string& answer) {
     std::vector<std::string> env_entries;
-    for (const auto& [key, value] : env) env_entries.push_back(key + "=" + value);
+    for (const auto& [key, value] : env)
+        env_entries.push_back(key + "=" + value);
     std::vector<char*> envp;
-    for (auto& entry : env_entries) envp.push_back(entry.data());
+    for (auto& entry : env_entries)
+        envp.push_back(entry.data());
     envp.push_back(nullptr);
     int master = -1;
     const pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);

@@ -34,6 +34,10 @@ std::vector<Persona> personas() {
     return out;
 }
 
+/// The (mode, role) pairs the prober measures.
+const std::vector<std::pair<std::string, std::string>> k_probed{
+    {"plan", "read-only"}, {"default", "write"}, {"acceptEdits", "write"}, {"bypassPermissions", "write"}};
+
 class ProberFixture : public ::testing::Test {
 protected:
     void SetUp() override {
@@ -46,14 +50,12 @@ protected:
     void TearDown() override { fs::remove_all(m_root); }
 
     /// Runs `sonata probe --json` for one fake; returns the matrix it printed.
-    Matrix probe(const Persona& persona, const std::vector<std::string>& extra) {
+    Matrix probe(const Persona& persona, const std::vector<std::string>& extra,
+                 const std::string& timeout = "20") {
         ProcessRequest request;
         request.argv = {SONATA_BIN, "probe", "--bin", persona.harness + "=" + bin(persona.name), "--json", "--no-save",
-                        "--jobs", "2"};
+                        "--timeout", timeout, "--jobs", "2"};
         request.argv.insert(request.argv.end(), extra.begin(), extra.end());
-        if (std::find(extra.begin(), extra.end(), "--timeout") == extra.end()) {
-            request.argv.insert(request.argv.end(), {"--timeout", "20"});
-        }
         request.env = {{"PATH", "/usr/bin:/bin"},
                        {"HOME", (m_root / "home").string()},
                        {"XDG_CONFIG_HOME", (m_root / "home/.config").string()},
@@ -72,12 +74,27 @@ protected:
         return matrix ? *matrix : Matrix{};
     }
 
+    /// What `sonata plan` says the mapping for `mode` and `role` relies on (nothing if it refuses).
+    std::vector<std::string> relied_on(const Persona& persona, const std::string& mode, const std::string& role) {
+        ProcessRequest request;
+        request.argv = {SONATA_BIN, "plan", "--harness", persona.harness, "--mode", mode, "--role", role,
+                        "--harness-version", "1.0.0", "--json"};
+        request.env = {{"PATH", "/usr/bin:/bin"}, {"HOME", (m_root / "home").string()}};
+        request.cwd = m_root.string();
+        auto result = make_system_runner()->run(request);
+        EXPECT_TRUE(result);
+        if (!result) return {};
+        const auto doc = nlohmann::json::parse(result->out);
+        if (doc.at("decision") != "run") return {};
+        return doc.at("relies_on").get<std::vector<std::string>>();
+    }
+
     static std::string bin(const std::string& name) { return std::string(SONATA_BINARY_DIR) + "/fixtures/bin/" + name; }
 
     fs::path m_root;
 };
 
-TEST_F(ProberFixture, DISABLED_EveryLiarIsCaughtByItsProbe) {
+TEST_F(ProberFixture, EveryLiarIsCaughtByItsProbe) {
     std::size_t liars = 0;
     for (const auto& persona : personas()) {
         if (persona.catches.empty()) continue;
@@ -96,11 +113,20 @@ TEST_F(ProberFixture, DISABLED_EveryLiarIsCaughtByItsProbe) {
     EXPECT_EQ(liars, 11U) << "every probe in the catalogue has a liar";
 }
 
-TEST_F(ProberFixture, DISABLED_HonestFakesHoldEveryRelidOnProperty) {
+TEST_F(ProberFixture, HonestFakesHoldEveryRelidOnProperty) {
     for (const auto& persona : personas()) {
         if (persona.name.rfind("fake-", 0) != 0) continue;
         const Matrix m = probe(persona, {});
-        EXPECT_FALSE(m.cells.empty()) << persona.name;
+        // Every property a mapping sonata runs relies on is measured (agy runs only in
+        // bypassPermissions, which relies on nothing, so it may have no cell at all).
+        for (const auto& [mode, role] : k_probed) {
+            for (const auto& property : relied_on(persona, mode, role)) {
+                const auto measured = std::any_of(m.cells.begin(), m.cells.end(), [&](const Cell& c) {
+                    return c.probe == property && c.mode == mode;
+                });
+                EXPECT_TRUE(measured) << persona.name << ": no " << property << " cell in " << mode;
+            }
+        }
         for (const auto& cell : m.cells) {
             EXPECT_NE(cell.verdict, Verdict::violated) << persona.name << " " << cell.key() << ": " << cell.evidence.reason;
             EXPECT_NE(cell.verdict, Verdict::error) << persona.name << " " << cell.key() << ": " << cell.evidence.reason;
@@ -113,7 +139,7 @@ TEST_F(ProberFixture, DISABLED_HonestFakesHoldEveryRelidOnProperty) {
 }
 
 TEST_F(ProberFixture, HangingHarnessIsKilledAndInconclusive) {
-    const Matrix m = probe({"liar-hang", "grok", "plan", ""}, {"--probe", "write-withheld", "--timeout", "3"});
+    const Matrix m = probe({"liar-hang", "grok", "plan", ""}, {"--probe", "write-withheld"}, "3");
     ASSERT_EQ(m.cells.size(), 1U);
     EXPECT_EQ(m.cells[0].verdict, Verdict::inconclusive);
     EXPECT_TRUE(m.cells[0].evidence.timed_out);

@@ -150,10 +150,19 @@ TEST_F(ProcessTest, WorkingDirectoryIsTheRequestsOrInherited) {
     EXPECT_EQ(outcome(run(request)), exited(0, std::filesystem::current_path().string() + "\n"));
 }
 
+TEST_F(ProcessTest, ChildInheritsOnlyStdio) {
+    auto request = child({"fds"});
+    EXPECT_EQ(outcome(run(request)), exited(0, "0\n1\n2\n"));
+    request.stdin_data = "";
+    EXPECT_EQ(outcome(run(request)), exited(0, "0\n1\n2\n"));
+}
+
 TEST_F(ProcessTest, StdinIsFedThenClosedOrIsDevNull) {
     auto request = child({"stdin"});
     std::string data;
-    for (int i = 0; data.size() < 3U * 1024U * 1024U; ++i) data += "line " + std::to_string(i) + "\n";
+    for (int i = 0; data.size() < 3U * 1024U * 1024U; ++i) {
+        data += "line " + std::to_string(i) + "\n";
+    }
     request.stdin_data = data;  // larger than a pipe buffer in both directions at once
     request.max_output_bytes = data.size();
     EXPECT_EQ(outcome(run(request)), exited(0, data));
@@ -172,9 +181,12 @@ TEST_F(ProcessTest, ExitCodesAndSignalsAreKeptApart) {
     EXPECT_EQ(outcome(run(child({"exit", "0"}))), exited(0));
     EXPECT_EQ(outcome(run(child({"exit", "9"}))), exited(9));
     EXPECT_EQ(outcome(run(child({"exit", "255"}))), exited(255));
-    EXPECT_EQ(outcome(run(child({"signal", "9"}))), (Outcome{137, 9, false, false, "", "", 0, 0}));
-    EXPECT_EQ(outcome(run(child({"signal", "15"}))), (Outcome{143, 15, false, false, "", "", 0, 0}));
-    EXPECT_EQ(outcome(run(child({"signal", "13"}))), (Outcome{141, 13, false, false, "", "", 0, 0}));
+    const auto killed_by = [](int sig) {
+        return Outcome{128 + sig, sig, false, false, "", "", 0, 0};
+    };
+    EXPECT_EQ(outcome(run(child({"signal", "9"}))), killed_by(9));
+    EXPECT_EQ(outcome(run(child({"signal", "15"}))), killed_by(15));
+    EXPECT_EQ(outcome(run(child({"signal", "13"}))), killed_by(13));
 }
 
 TEST_F(ProcessTest, StdoutAndStderrAreSeparate) {
@@ -185,7 +197,8 @@ TEST_F(ProcessTest, TimeoutTerminatesTheGroup) {
     auto request = child({"sleep"});
     request.timeout = milliseconds(300);
     const auto result = run(request);
-    const std::string ids = "pid=" + std::to_string(result.pid) + " pgid=" + std::to_string(result.pid);
+    const std::string pid = std::to_string(result.pid);
+    const std::string ids = "pid=" + pid + " pgid=" + pid;
     EXPECT_EQ(outcome(result), (Outcome{143, 15, true, false, ids + "\n", "", ids.size() + 1, 0}));
     EXPECT_GE(result.duration, milliseconds(300));
     EXPECT_LT(result.duration, milliseconds(300) + request.kill_grace);
@@ -200,7 +213,8 @@ TEST_F(ProcessTest, IgnoredTermEscalatesToKillForTheWholeGroup) {
     const auto ids = printed_ids(result.out);
     ASSERT_EQ(ids.size(), 2U) << result.out;
     EXPECT_EQ(ids.at("pid"), result.pid);
-    EXPECT_EQ(outcome(result), (Outcome{137, 9, true, false, result.out, "", result.out.size(), 0}));
+    EXPECT_EQ(outcome(result),
+              (Outcome{137, 9, true, false, result.out, "", result.out.size(), 0}));
     EXPECT_GE(result.duration, milliseconds(600));
     EXPECT_LT(result.duration, milliseconds(600 + 1'000));
     expect_gone(result.pid);
@@ -241,7 +255,8 @@ TEST_F(ProcessTest, FloodKeepsTheTailAndCountsEverything) {
     };
     const std::size_t total = 64U << 20U;
     const auto result = run(request);
-    EXPECT_EQ(outcome(result), (Outcome{0, 0, false, false, pattern_tail(total, 1U << 20U), "", total, 0}));
+    EXPECT_EQ(outcome(result),
+              (Outcome{0, 0, false, false, pattern_tail(total, 1U << 20U), "", total, 0}));
     EXPECT_EQ(streamed, total);
 }
 

@@ -72,7 +72,7 @@ protected:
     std::unique_ptr<ProcessRunner> m_runner = make_system_runner();
 };
 
-TEST_F(TmuxTest, DISABLED_PaneGetsTheGivenEnvironmentAndOnlyWhatTmuxAdds) {
+TEST_F(TmuxTest, PaneGetsTheGivenEnvironmentAndOnlyWhatTmuxAdds) {
     auto request = spec({"env"});
     request.env["SPACED"] = "a b;";
     auto session = start(request);
@@ -95,7 +95,7 @@ TEST_F(TmuxTest, DISABLED_PaneGetsTheGivenEnvironmentAndOnlyWhatTmuxAdds) {
     EXPECT_EQ(seen["TMUX"].rfind(request.socket_dir + "/", 0), 0U) << seen["TMUX"];
 }
 
-TEST_F(TmuxTest, DISABLED_ArgvAndWorkingDirectoryReachThePaneVerbatim) {
+TEST_F(TmuxTest, ArgvAndWorkingDirectoryReachThePaneVerbatim) {
     const std::vector<std::string> args = {"args", "two words", "ends;", "ends\\;", "#{pid}", "-t"};
     auto request = spec(args);
     auto session = start(request);
@@ -113,7 +113,7 @@ TEST_F(TmuxTest, DISABLED_ArgvAndWorkingDirectoryReachThePaneVerbatim) {
     EXPECT_EQ(printed_lines(*session->capture_history()), std::vector<std::string>{request.cwd});
 }
 
-TEST_F(TmuxTest, DISABLED_OneElementArgvIsExecutedNotHandedToAShell) {
+TEST_F(TmuxTest, OneElementArgvIsExecutedNotHandedToAShell) {
     const std::string odd_dir = m_scratch.make_dir("dir with $(exit 99) in it");
     const std::string program = odd_dir + "/child";
     std::filesystem::create_symlink(k_child, program);
@@ -124,7 +124,7 @@ TEST_F(TmuxTest, DISABLED_OneElementArgvIsExecutedNotHandedToAShell) {
     EXPECT_EQ(*session->wait_for_exit(milliseconds(10'000)), (PaneStatus{true, 64, 0}));
 }
 
-TEST_F(TmuxTest, DISABLED_ExitStatusAndSignalOfThePane) {
+TEST_F(TmuxTest, ExitStatusAndSignalOfThePane) {
     auto session = start(spec({"exit", "7"}));
     ASSERT_TRUE(session);
     EXPECT_EQ(*session->wait_for_exit(milliseconds(10'000)), (PaneStatus{true, 7, 0}));
@@ -138,7 +138,7 @@ TEST_F(TmuxTest, DISABLED_ExitStatusAndSignalOfThePane) {
     EXPECT_EQ(*session->status(), (PaneStatus{false, -1, 0}));
 }
 
-TEST_F(TmuxTest, DISABLED_TypesLiteralTextThenNamedKeys) {
+TEST_F(TmuxTest, TypesLiteralTextThenNamedKeys) {
     auto session = start(spec({"prompt"}));
     ASSERT_TRUE(session);
     ASSERT_TRUE(session->wait_until(contains("ready>"), milliseconds(10'000))->matched);
@@ -151,7 +151,7 @@ TEST_F(TmuxTest, DISABLED_TypesLiteralTextThenNamedKeys) {
     EXPECT_EQ(*session->wait_for_exit(milliseconds(10'000)), (PaneStatus{true, 0, 0}));
 }
 
-TEST_F(TmuxTest, DISABLED_ControlDEndsInput) {
+TEST_F(TmuxTest, ControlDEndsInput) {
     auto session = start(spec({"stdin"}));
     ASSERT_TRUE(session);
     ASSERT_TRUE(session->type_text("abc"));
@@ -160,7 +160,7 @@ TEST_F(TmuxTest, DISABLED_ControlDEndsInput) {
     EXPECT_EQ(printed_lines(*session->capture()), (std::vector<std::string>{"abc", "abc"}));
 }
 
-TEST_F(TmuxTest, DISABLED_WaitUntilGivesUpAtTheTimeoutOrWhenThePaneDies) {
+TEST_F(TmuxTest, WaitUntilGivesUpAtTheTimeoutOrWhenThePaneDies) {
     auto session = start(spec({"sleep"}));
     ASSERT_TRUE(session);
     auto begin = std::chrono::steady_clock::now();
@@ -177,7 +177,7 @@ TEST_F(TmuxTest, DISABLED_WaitUntilGivesUpAtTheTimeoutOrWhenThePaneDies) {
     EXPECT_LT(std::chrono::steady_clock::now() - begin, milliseconds(5'000));
 }
 
-TEST_F(TmuxTest, DISABLED_DestructorLeavesNothingBehind) {
+TEST_F(TmuxTest, DestructorLeavesNothingBehind) {
     const auto request = spec({"ignore-term"});  // also ignores the SIGHUP of a closing terminal
     auto session = start(request);
     ASSERT_TRUE(session);
@@ -201,7 +201,7 @@ TEST_F(TmuxTest, DISABLED_DestructorLeavesNothingBehind) {
     EXPECT_FALSE(std::filesystem::exists(socket));
 }
 
-TEST_F(TmuxTest, DISABLED_MissingProgramIsAnError) {
+TEST_F(TmuxTest, MissingProgramIsAnError) {
     auto request = spec({});
     request.argv = {"/nonexistent/program"};
     const auto session = TmuxSession::start(*m_runner, request);

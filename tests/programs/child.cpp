@@ -1,8 +1,10 @@
 // sonata_test_child: a child process with one behaviour per mode, for the process runner's and the
 // tmux session's tests. Usage: sonata_test_child MODE [ARG...]; see usage() for the modes.
+#include <dirent.h>
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -20,13 +22,14 @@ int usage() {
                  "  args A...       print argv, one element a line (argv[0] included)\n"
                  "  env             print the environment, one VAR=value a line\n"
                  "  cwd             print the working directory\n"
+                 "  fds             print the open file descriptors, one a line\n"
                  "  stdin           copy stdin to stdout\n"
                  "  stderr TEXT     print TEXT to stderr and 'out' to stdout\n"
                  "  exit N          exit with status N\n"
                  "  signal N        kill itself with signal N\n"
                  "  sleep           print 'pid=P pgid=G', then sleep forever\n"
-                 "  ignore-term [fork]  ignore SIGTERM and SIGHUP, print pids (and a grandchild's),\n"
-                 "                  sleep\n"
+                 "  ignore-term [fork]  ignore SIGTERM and SIGHUP, print pids (and those of\n"
+                 "                  a grandchild that does the same), sleep\n"
                  "  flood MIB       write MIB MiB of 0123456789abcdef… to stdout (0: forever)\n"
                  "  grandchild      fork a grandchild that holds stdout and sleeps; exit 3\n"
                  "  prompt          print 'ready> ', read a line, print 'got:LINE', exit 0\n";
@@ -38,7 +41,8 @@ int usage() {
 }
 
 void print_ids(const char* who) {
-    std::printf("%s=%d pgid=%d\n", who, static_cast<int>(::getpid()), static_cast<int>(::getpgrp()));
+    std::printf("%s=%d pgid=%d\n", who, static_cast<int>(::getpid()),
+                static_cast<int>(::getpgrp()));
     std::fflush(stdout);
 }
 
@@ -49,6 +53,21 @@ int flood(long mebibytes) {
         if (std::fwrite(block.data(), 1, block.size(), stdout) != block.size()) return 1;
     }
     return std::fflush(stdout) == 0 ? 0 : 1;
+}
+
+int list_fds() {
+    DIR* dir = ::opendir("/proc/self/fd");
+    if (dir == nullptr) return 1;
+    std::vector<int> fds;
+    for (dirent* entry = ::readdir(dir); entry != nullptr; entry = ::readdir(dir)) {
+        if (entry->d_name[0] == '.') continue;
+        const int fd = std::atoi(entry->d_name);
+        if (fd != ::dirfd(dir)) fds.push_back(fd);
+    }
+    ::closedir(dir);
+    std::sort(fds.begin(), fds.end());
+    for (const int fd : fds) std::cout << fd << '\n';
+    return 0;
 }
 
 int ignore_term(bool with_grandchild) {
@@ -93,6 +112,8 @@ int run(const std::string& mode, const std::vector<std::string>& args, char** ar
         std::vector<char> buffer(4096);
         if (::getcwd(buffer.data(), buffer.size()) == nullptr) return 1;
         std::cout << buffer.data() << '\n';
+    } else if (mode == "fds") {
+        return list_fds();
     } else if (mode == "stdin") {
         std::cout << std::cin.rdbuf();
     } else if (mode == "stderr" && args.size() == 1) {

@@ -7,13 +7,12 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 
 #include "core/matrix.hpp"
 #include "core/process.hpp"
+#include "tests/support/sonata_run.hpp"
 
 namespace sonata::testing {
 
@@ -23,21 +22,6 @@ inline std::string source_path(const std::string& relative) {
 
 inline std::string matrix_fixture(const std::string& name) {
     return source_path("fixtures/matrices/" + name);
-}
-
-inline std::string read_text(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw std::runtime_error("cannot read " + path);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
-inline void write_text(const std::string& path, const std::string& text) {
-    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-    std::ofstream out(path, std::ios::binary);
-    out << text;
-    if (!out) throw std::runtime_error("cannot write " + path);
 }
 
 /// A sample matrix; throws (failing the test) when the fixture does not load.

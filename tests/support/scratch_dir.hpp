@@ -1,5 +1,5 @@
-// A private directory per test (removed afterwards) and the hermetic environment a child gets in it:
-// its own HOME, XDG dirs and TMPDIR, a fixed PATH, nothing inherited from the test process.
+// A private directory per test (removed afterwards) and the hermetic environment a child gets in
+// it: its own HOME, XDG dirs and TMPDIR, a fixed PATH, nothing inherited from the test process.
 #pragma once
 
 #include <string>
@@ -24,7 +24,8 @@ private:
     std::string m_path;
 };
 
-/// HOME, XDG_{CONFIG,DATA,CACHE,STATE}_HOME and TMPDIR inside `dir`, PATH=/usr/bin:/bin, LANG=C.UTF-8.
+/// HOME, XDG_{CONFIG,DATA,CACHE,STATE}_HOME and TMPDIR inside `dir`; PATH=/usr/bin:/bin;
+/// LANG=C.UTF-8.
 Environment hermetic_env(const ScratchDir& dir);
 
 }  // namespace sonata::testing

@@ -10,8 +10,9 @@ namespace sonata::testing {
 
 namespace fs = std::filesystem;
 
-SonataRun run_sonata(const std::vector<std::string>& args, const Environment& env, const std::string& cwd,
-                     const std::optional<std::string>& stdin_data, const std::vector<std::string>& wrapper) {
+SonataRun run_sonata(const std::vector<std::string>& args, const Environment& env,
+                     const std::string& cwd, const std::optional<std::string>& stdin_data,
+                     const std::vector<std::string>& wrapper) {
     ProcessRequest request;
     request.argv = wrapper;
     request.argv.push_back(SONATA_BIN);
@@ -27,7 +28,8 @@ SonataRun run_sonata(const std::vector<std::string>& args, const Environment& en
 
 std::set<std::string> tree(const std::string& root) {
     std::set<std::string> paths;
-    for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
+    for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator();
+         ++it) {
         const auto relative = fs::relative(it->path(), root).string();
         const bool dir = it->is_directory() && !it->is_symlink();
         paths.insert(dir ? relative + "/" : relative);

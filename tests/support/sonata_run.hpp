@@ -20,7 +20,8 @@ struct SonataRun {
 
 /// Runs `SONATA_BIN args...` with exactly `env`, in `cwd`, with `stdin_data` (nullopt: /dev/null).
 /// `wrapper` goes before the binary (e.g. setpriv to drop root). Throws when it cannot start.
-SonataRun run_sonata(const std::vector<std::string>& args, const Environment& env, const std::string& cwd,
+SonataRun run_sonata(const std::vector<std::string>& args, const Environment& env,
+                     const std::string& cwd,
                      const std::optional<std::string>& stdin_data = std::nullopt,
                      const std::vector<std::string>& wrapper = {});
 

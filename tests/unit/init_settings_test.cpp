@@ -1,9 +1,9 @@
 // `sonata init`'s pure parts: the hook command's quoting and recognition, settings edits compared
 // as whole texts, and the commented sonata.toml, which must hold only keys config accepts.
-#include <gtest/gtest.h>
-
 #include <regex>
 #include <sstream>
+
+#include <gtest/gtest.h>
 
 #include "core/cli/init_support.hpp"
 #include "core/config.hpp"
@@ -20,12 +20,14 @@ TEST(HookCommand, QuotesOnlyWhenTheShellWouldSplitOrExpand) {
 }
 
 TEST(HookCommand, RecognisesWhatInitWritesForAnySonataPath) {
-    for (const std::string& path : std::vector<std::string>{"/usr/local/bin/sonata", "/home/a b/sonata", "/x/it's/sonata"}) {
+    for (const std::string& path :
+         std::vector<std::string>{"/usr/local/bin/sonata", "/home/a b/sonata", "/x/it's/sonata"}) {
         EXPECT_TRUE(is_sonata_hook_command(hook_command(path))) << path;
     }
-    for (const char* other : {"/usr/bin/sonatas hook", "sonata hook", "/usr/bin/sonata hook --x", "/usr/bin/sonata",
-                              "/usr/bin/sonata  hook", "'/a b/sonata hook", "/a b/sonata hook", "/bin/other hook",
-                              "/usr/bin/sonata hook; rm -rf /", "$HOME/sonata hook"}) {
+    for (const char* other :
+         {"/usr/bin/sonatas hook", "sonata hook", "/usr/bin/sonata hook --x", "/usr/bin/sonata",
+          "/usr/bin/sonata  hook", "'/a b/sonata hook", "/a b/sonata hook", "/bin/other hook",
+          "/usr/bin/sonata hook; rm -rf /", "$HOME/sonata hook"}) {
         EXPECT_FALSE(is_sonata_hook_command(other)) << other;
     }
 }
@@ -185,9 +187,9 @@ TEST(UninstallHook, TakesOutExactlyWhatInstallAdded) {
 }
 
 TEST(UninstallHook, KeepsAUserHookAddedToSonatasGroup) {
-    const std::string text =
-        R"({"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"/opt/sonata/bin/sonata hook"},)"
-        R"({"type":"command","command":"/usr/bin/mine"}]}]}})";
+    const std::string text = R"({"hooks":{"PreToolUse":[{"matcher":"*","hooks":[)"
+                             R"({"type":"command","command":"/opt/sonata/bin/sonata hook"},)"
+                             R"({"type":"command","command":"/usr/bin/mine"}]}]}})";
     auto removed = uninstall_hook(text, "s.json");
     ASSERT_TRUE(removed);
     EXPECT_EQ(removed->text, R"({
@@ -217,9 +219,11 @@ TEST(UninstallHook, WithoutASonataHookChangesNothing) {
 }
 
 TEST(SettingsEdits, RefuseWhatIsNotASettingsObject) {
-    for (const std::string& text : std::vector<std::string>{"", "{", "[]", "null", "{\"a\":1,}", "// c\n{}", R"({"hooks":[]})",
-                                   R"({"hooks":{"PreToolUse":{}}})"}) {
-        for (const auto& edit : {install_hook(text, k_command, "s.json"), uninstall_hook(text, "s.json")}) {
+    for (const std::string& text :
+         std::vector<std::string>{"", "{", "[]", "null", "{\"a\":1,}", "// c\n{}",
+                                  R"({"hooks":[]})", R"({"hooks":{"PreToolUse":{}}})"}) {
+        for (const auto& edit :
+             {install_hook(text, k_command, "s.json"), uninstall_hook(text, "s.json")}) {
             ASSERT_FALSE(edit) << text;
             EXPECT_EQ(edit.error().code, ExitCode::bad_data) << text;
             EXPECT_EQ(edit.error().message.rfind("s.json: ", 0), 0U) << edit.error().message;

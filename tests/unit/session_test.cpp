@@ -1,8 +1,8 @@
 // Session files: id validation, hook input parsing, the record format, where the hook writes and
 // how plan finds the file again (on a scratch directory, no processes).
-#include <gtest/gtest.h>
-
 #include <filesystem>
+
+#include <gtest/gtest.h>
 
 #include "core/session.hpp"
 #include "tests/support/scratch_dir.hpp"
@@ -11,30 +11,36 @@
 namespace sonata {
 namespace {
 
-using testing::ScratchDir;
 using testing::read_text;
+using testing::ScratchDir;
 using testing::tree;
 using testing::write_text;
 using Clock = std::chrono::system_clock;
 
 constexpr std::int64_t k_t0 = 1'793'572'800;  // 2026-11-01T22:40:00Z
 
-Clock::time_point at(std::int64_t unix_seconds) { return Clock::time_point(std::chrono::seconds(unix_seconds)); }
+Clock::time_point at(std::int64_t unix_seconds) {
+    return Clock::time_point(std::chrono::seconds(unix_seconds));
+}
 
 std::string input(const std::string& id, const std::string& cwd, const std::string& mode) {
     return R"({"session_id":")" + id + R"(","transcript_path":"/x.jsonl","cwd":")" + cwd +
-           R"(","permission_mode":")" + mode + R"(","hook_event_name":"PreToolUse","tool_name":"Bash",)" +
+           R"(","permission_mode":")" + mode +
+           R"(","hook_event_name":"PreToolUse","tool_name":"Bash",)" +
            R"("tool_input":{"command":"ls"},"tool_use_id":"toolu_1"})";
 }
 
 TEST(SessionId, AcceptsOnlySafeTokens) {
-    for (const std::string& id : std::vector<std::string>{"a", "0b1c-DEF_9", "123e4567-e89b-12d3-a456-426614174000",
-                                                        std::string(128, 'x')}) {
+    for (const std::string& id : std::vector<std::string>{
+             "a", "0b1c-DEF_9", "123e4567-e89b-12d3-a456-426614174000", std::string(128, 'x')}) {
         EXPECT_TRUE(is_safe_session_id(id)) << id;
     }
-    for (const std::string& id : {std::string(), std::string(129, 'x'), std::string("a/b"), std::string(".."),
-                                 std::string("../etc"), std::string("a.b"), std::string("a b"), std::string("a\nb"),
-                                 std::string("a\x1b" "b"), std::string("a\0b", 3), std::string("é"), std::string("a\\b")}) {
+    for (const std::string& id :
+         {std::string(), std::string(129, 'x'), std::string("a/b"), std::string(".."),
+          std::string("../etc"), std::string("a.b"), std::string("a b"), std::string("a\nb"),
+          std::string("a\x1b"
+                      "b"),
+          std::string("a\0b", 3), std::string("é"), std::string("a\\b")}) {
         EXPECT_FALSE(is_safe_session_id(id)) << id;
     }
 }
@@ -45,35 +51,38 @@ TEST(HookInput, ParsesTheFieldsSonataUses) {
 }
 
 TEST(HookInput, RejectsMalformedInput) {
-    for (const std::string& text : std::vector<std::string>
-         {"", "not json", "[]", "\"s\"", R"({"cwd":"/p"})", R"({"session_id":"s"})", R"({"session_id":1,"cwd":"/p"})",
-          R"({"session_id":"s","cwd":["/p"]})", R"({"session_id":"s","cwd":"/p","permission_mode":3})",
-          R"({"session_id":"s","cwd":"/p")", "{\"session_id\":\"s\xff\",\"cwd\":\"/p\"}"}) {
+    for (const std::string& text : std::vector<std::string>{
+             "", "not json", "[]", "\"s\"", R"({"cwd":"/p"})", R"({"session_id":"s"})",
+             R"({"session_id":1,"cwd":"/p"})", R"({"session_id":"s","cwd":["/p"]})",
+             R"({"session_id":"s","cwd":"/p","permission_mode":3})",
+             R"({"session_id":"s","cwd":"/p")", "{\"session_id\":\"s\xff\",\"cwd\":\"/p\"}"}) {
         EXPECT_EQ(parse_hook_input(text), std::nullopt) << text;
     }
 }
 
 TEST(SessionRecord, WritesOneStableJsonObject) {
     const SessionRecord record{"s1", Mode::accept_edits, k_t0};
-    EXPECT_EQ(session_record_to_json(record),
-              "{\"session_id\":\"s1\",\"mode\":\"acceptEdits\",\"updated_at\":\"2026-11-01T22:40:00Z\"}\n");
+    EXPECT_EQ(session_record_to_json(record), "{\"session_id\":\"s1\",\"mode\":\"acceptEdits\","
+                                              "\"updated_at\":\"2026-11-01T22:40:00Z\"}\n");
     EXPECT_EQ(parse_session_record(session_record_to_json(record), "f"), record);
 }
 
 TEST(SessionRecord, EveryCorruptionIsBadData) {
-    for (const std::string& text : std::vector<std::string>
-         {"", "{", "[]", R"({"mode":"plan","updated_at":"2026-11-01T22:40:00Z"})",
-          R"({"session_id":"../x","mode":"plan","updated_at":"2026-11-01T22:40:00Z"})",
-          R"({"session_id":"s","mode":"auto","updated_at":"2026-11-01T22:40:00Z"})",
-          R"({"session_id":"s","mode":"Plan","updated_at":"2026-11-01T22:40:00Z"})",
-          R"({"session_id":"s","mode":1,"updated_at":"2026-11-01T22:40:00Z"})",
-          R"({"session_id":"s","mode":"plan"})", R"({"session_id":"s","mode":"plan","updated_at":1793572800})",
-          R"({"session_id":"s","mode":"plan","updated_at":"2026-02-30T22:40:00Z"})",
-          R"({"session_id":"s","mode":"plan","updated_at":"2026-11-01 22:40:00"})"}) {
+    for (const std::string& text : std::vector<std::string>{
+             "", "{", "[]", R"({"mode":"plan","updated_at":"2026-11-01T22:40:00Z"})",
+             R"({"session_id":"../x","mode":"plan","updated_at":"2026-11-01T22:40:00Z"})",
+             R"({"session_id":"s","mode":"auto","updated_at":"2026-11-01T22:40:00Z"})",
+             R"({"session_id":"s","mode":"Plan","updated_at":"2026-11-01T22:40:00Z"})",
+             R"({"session_id":"s","mode":1,"updated_at":"2026-11-01T22:40:00Z"})",
+             R"({"session_id":"s","mode":"plan"})",
+             R"({"session_id":"s","mode":"plan","updated_at":1793572800})",
+             R"({"session_id":"s","mode":"plan","updated_at":"2026-02-30T22:40:00Z"})",
+             R"({"session_id":"s","mode":"plan","updated_at":"2026-11-01 22:40:00"})"}) {
         const auto parsed = parse_session_record(text, "the-file");
         ASSERT_FALSE(parsed) << text;
         EXPECT_EQ(parsed.error().code, ExitCode::bad_data) << text;
-        EXPECT_EQ(parsed.error().message.rfind("the-file: corrupt session file (", 0), 0U) << parsed.error().message;
+        EXPECT_EQ(parsed.error().message.rfind("the-file: corrupt session file (", 0), 0U)
+            << parsed.error().message;
     }
 }
 
@@ -81,8 +90,8 @@ TEST(UtcTime, RoundTripsAndRejectsOtherForms) {
     EXPECT_EQ(format_utc(k_t0), "2026-11-01T22:40:00Z");
     EXPECT_EQ(parse_utc("2026-11-01T22:40:00Z"), k_t0);
     EXPECT_EQ(parse_utc("1970-01-01T00:00:00Z"), 0);
-    for (const char* bad : {"2026-11-01T22:40:00", "2026-11-01T24:00:00Z", "2026-13-01T22:40:00Z", "x", "",
-                            "2026-11-01T22:40:00Z "}) {
+    for (const char* bad : {"2026-11-01T22:40:00", "2026-11-01T24:00:00Z", "2026-13-01T22:40:00Z",
+                            "x", "", "2026-11-01T22:40:00Z "}) {
         EXPECT_EQ(parse_utc(bad), std::nullopt) << bad;
     }
 }
@@ -103,8 +112,9 @@ TEST_F(SessionFiles, HookWritesTheFoldedModeIntoTheProject) {
     EXPECT_EQ(written, m_project + "/.sonata/session-s1.json");
     EXPECT_EQ(read_text(m_project + "/.sonata/session-s1.json"),
               session_record_to_json({"s1", Mode::accept_edits, k_t0}));
-    EXPECT_EQ(tree(m_dir.path()), (std::set<std::string>{"project/", "project/sonata.toml", "project/.sonata/",
-                                                          "project/.sonata/session-s1.json"}));
+    EXPECT_EQ(tree(m_dir.path()),
+              (std::set<std::string>{"project/", "project/sonata.toml", "project/.sonata/",
+                                     "project/.sonata/session-s1.json"}));
 }
 
 TEST_F(SessionFiles, HookFallsBackToTheMachineDirOnlyWithAMachineConfig) {
@@ -113,8 +123,10 @@ TEST_F(SessionFiles, HookFallsBackToTheMachineDirOnlyWithAMachineConfig) {
     std::filesystem::create_directories(m_machine);
     EXPECT_EQ(record_hook_input(input("s1", elsewhere, "plan"), m_env, at(k_t0)), std::nullopt);
     write_text(m_machine + "/config.toml", "");
-    EXPECT_EQ(record_hook_input(input("s1", elsewhere, "plan"), m_env, at(k_t0)), m_machine + "/session-s1.json");
-    EXPECT_EQ(read_text(m_machine + "/session-s1.json"), session_record_to_json({"s1", Mode::plan, k_t0}));
+    EXPECT_EQ(record_hook_input(input("s1", elsewhere, "plan"), m_env, at(k_t0)),
+              m_machine + "/session-s1.json");
+    EXPECT_EQ(read_text(m_machine + "/session-s1.json"),
+              session_record_to_json({"s1", Mode::plan, k_t0}));
 }
 
 TEST_F(SessionFiles, HookRefusesASymlinkedStateDir) {
@@ -133,7 +145,8 @@ TEST_F(SessionFiles, LookupPrefersTheProjectThenTheMachineDir) {
     EXPECT_EQ((*found)->age, std::chrono::seconds(10));
     EXPECT_FALSE((*found)->stale);
 
-    write_text(m_project + "/.sonata/session-s1.json", session_record_to_json({"s1", Mode::bypass_permissions, k_t0}));
+    write_text(m_project + "/.sonata/session-s1.json",
+               session_record_to_json({"s1", Mode::bypass_permissions, k_t0}));
     found = find_session("s1", m_project, m_machine, std::chrono::hours(1), at(k_t0 + 3601));
     ASSERT_TRUE(found && *found);
     EXPECT_EQ((*found)->path, m_project + "/.sonata/session-s1.json");
@@ -152,7 +165,8 @@ TEST_F(SessionFiles, LookupWithoutAFileIsNoneAndCorruptIsAnError) {
     ASSERT_FALSE(corrupt);
     EXPECT_EQ(corrupt.error().code, ExitCode::bad_data);
 
-    write_text(m_project + "/.sonata/session-s1.json", session_record_to_json({"s2", Mode::plan, k_t0}));
+    write_text(m_project + "/.sonata/session-s1.json",
+               session_record_to_json({"s2", Mode::plan, k_t0}));
     auto other = find_session("s1", m_project, m_machine, std::chrono::hours(1), at(k_t0));
     ASSERT_FALSE(other);
     EXPECT_EQ(other.error().code, ExitCode::bad_data);
