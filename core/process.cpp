@@ -218,7 +218,7 @@ public:
     explicit Supervisor(const ProcessRequest& request)
         : m_request(request), m_in(m_io), m_out(m_io, request.max_output_bytes, OutputStream::out),
           m_err(m_io, request.max_output_bytes, OutputStream::err), m_exit_watch(m_io),
-          m_limit(m_io), m_escalate(m_io) {}
+          m_limit(m_io), m_escalate(m_io), m_cancel_poll(m_io) {}
 
     Result<ProcessResult> run(const std::string& executable) {
         m_start = Clock::now();
@@ -228,6 +228,7 @@ public:
         feed_stdin();
         m_limit.expires_at(m_start + m_request.timeout);
         m_limit.async_wait([this](auto ec) { if (!ec) on_timeout(); });
+        poll_cancel();
         m_io.run();
         kill_group(m_pid, SIGKILL);
         const int status = reap(m_pid);
@@ -298,8 +299,25 @@ private:
         });
     }
 
+    void poll_cancel() {
+        if (m_request.cancel == nullptr) return;
+        m_cancel_poll.expires_after(milliseconds(100));
+        m_cancel_poll.async_wait([this](auto ec) {
+            if (ec || m_exited) return;
+            if (!m_request.cancel->load()) return poll_cancel();
+            m_cancelled = true;
+            m_limit.cancel();
+            stop_group();
+        });
+    }
+
     void on_timeout() {
         m_timed_out = true;
+        stop_group();
+    }
+
+    /// SIGTERM to the group, SIGKILL after the grace, then stop waiting for the pipes.
+    void stop_group() {
         kill_group(m_pid, SIGTERM);
         escalate([this] {
             kill_group(m_pid, SIGKILL);
@@ -309,7 +327,7 @@ private:
 
     void on_exit() {
         m_exited = true;
-        if (m_timed_out || (!m_out.open && !m_err.open)) return maybe_finish();
+        if (m_timed_out || m_cancelled || (!m_out.open && !m_err.open)) return maybe_finish();
         const auto drain_end = Clock::now() + m_request.exit_drain;
         m_limit.expires_at(std::min(drain_end, m_start + m_request.timeout));
         m_limit.async_wait([this](auto ec) {
@@ -347,6 +365,7 @@ private:
             result.exit_code = 128 + result.term_signal;
         }
         result.timed_out = m_timed_out;
+        result.cancelled = m_cancelled;
         result.leftovers_killed = m_leftovers_killed;
         result.out_bytes = m_out.tail.total();
         result.err_bytes = m_err.tail.total();
@@ -365,10 +384,12 @@ private:
     asio::posix::stream_descriptor m_exit_watch;
     asio::steady_timer m_limit;     ///< The timeout; after the child exits, the drain limit.
     asio::steady_timer m_escalate;  ///< TERM → KILL → abandon the pipes.
+    asio::steady_timer m_cancel_poll;
     Clock::time_point m_start;
     int m_pid = 0;
     bool m_exited = false;
     bool m_timed_out = false;
+    bool m_cancelled = false;
     bool m_leftovers_killed = false;
 };
 

@@ -2,6 +2,7 @@
 // the system runner (the only code that includes Boost.Process) runs it; tests substitute a fake.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -41,6 +42,9 @@ struct ProcessRequest {
     /// open before the group is killed (capped by what is left of `timeout`).
     std::chrono::milliseconds exit_drain{2'000};
     OutputCallback on_output;  ///< Optional live view of the output (logs, TUI-less progress).
+    /// When set and it turns true (a Ctrl-C, say), the group is killed as on a timeout; checked
+    /// every 100 ms. The result then has `cancelled`.
+    const std::atomic<bool>* cancel = nullptr;
 };
 
 /// How a process ended and what it printed.
@@ -48,6 +52,7 @@ struct ProcessResult {
     int exit_code = -1;        ///< Exit status 0–255, or 128+N after death by signal N.
     int term_signal = 0;       ///< N when killed by a signal, else 0.
     bool timed_out = false;    ///< sonata killed the group after `timeout`.
+    bool cancelled = false;    ///< sonata killed the group because `cancel` turned true.
     std::string out;           ///< stdout (tail, when truncated).
     std::string err;           ///< stderr (tail, when truncated).
     std::size_t out_bytes = 0; ///< Total bytes the child wrote to stdout.

@@ -69,6 +69,7 @@ void run_headless(Observation& o, const CellSettings& settings, const Scratch& s
     request.env = child_environment(scratch, settings, o.invocation);
     request.cwd = scratch.workspace();
     request.timeout = settings.timeout;
+    request.cancel = settings.cancel;
     request.max_output_bytes = 256U * 1024U;
     auto result = runner.run(request);
     if (!result) {
@@ -86,10 +87,34 @@ struct TuiLoop {
     const adapters::ScreenPatterns patterns;
     const Probe& probe;
     Clock::time_point deadline;
+    const std::atomic<bool>* cancel = nullptr;
     bool prompt_sent = false;
+    int typed = 0;  ///< How often the prompt has been typed.
+    Clock::time_point typed_at{};
+
+    /// Types the prompt and submits it once the screen echoes it. Some TUIs drop keys typed
+    /// while they finish starting up (codex 0.171 drops the first text typed), so text that
+    /// does not show within a few seconds is typed again; after three tries it is submitted as is.
+    void type_prompt(const std::string& screen, const std::string& prompt) {
+        constexpr int k_tries = 3;
+        const std::string echo = prompt.substr(0, std::min<std::size_t>(prompt.size(), 24));
+        if (typed > 0 && (screen.find(echo) != std::string::npos || typed >= k_tries)) {
+            (void)tui.send_keys(patterns.submit_keys);
+            prompt_sent = true;
+            return;
+        }
+        if (typed > 0 && Clock::now() - typed_at < std::chrono::seconds(3)) return;
+        (void)tui.type_text(prompt);
+        typed_at = Clock::now();
+        ++typed;
+    }
 
     void run(const std::string& prompt) {
         while (Clock::now() < deadline) {
+            if (cancel != nullptr && cancel->load()) {
+                o.result.cancelled = true;  // the session's destructor ends the harness
+                return;
+            }
             auto screen = tui.capture();
             auto status = tui.status();
             if (!screen || !status) return;
@@ -112,9 +137,7 @@ struct TuiLoop {
                 continue;
             }
             if (!prompt_sent && (patterns.ready.empty() || contains_any(*screen, patterns.ready))) {
-                (void)tui.type_text(prompt);
-                (void)tui.send_keys(patterns.submit_keys);
-                prompt_sent = true;
+                type_prompt(*screen, prompt);
             }
             if (prompt_sent && conversation_finished(server)) {
                 std::this_thread::sleep_for(milliseconds(500));
@@ -141,7 +164,8 @@ void run_tui(Observation& o, const CellSettings& settings, const Scratch& scratc
     }
     o.started = true;
     const auto start = Clock::now();
-    TuiLoop loop{o, **session, server, o.adapter->screen_patterns(), probe, start + settings.timeout};
+    TuiLoop loop{o,     **session, server, o.adapter->screen_patterns(), probe, start + settings.timeout,
+                 settings.cancel};
     loop.run(prompt);
     o.result.duration = duration_cast<milliseconds>(Clock::now() - start);
     if (auto history = (*session)->capture_history()) o.result.out = *history;
@@ -302,6 +326,7 @@ CellOutcome run_cell(const CellJob& job, const CellSettings& settings, ProcessRu
         judgement = job.probe->judge(o);
         out.timing.observe += duration_cast<microseconds>(Clock::now() - t1);
     }
+    if (o.result.cancelled) judgement = {Verdict::inconclusive, "interrupted: sonata was asked to stop"};
     out.cell.verdict = judgement.verdict;
     out.cell.evidence = evidence_of(o);
     out.cell.evidence.reason = judgement.reason;

@@ -2,6 +2,7 @@
 // a fresh scripted model server, in a fresh scratch world, under a hard timeout; then judges it.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <string>
 
@@ -30,6 +31,9 @@ struct CellSettings {
     std::string sonata_path;   ///< sonata's own executable.
     Environment base_env;      ///< Only an allowlist of it reaches the harness.
     std::chrono::milliseconds timeout{120'000};
+    /// Turns true when the run is interrupted: running harnesses are killed, and cells not yet
+    /// started are not started.
+    const std::atomic<bool>* cancel = nullptr;
 };
 
 /// Where a cell's time went: sonata's own work versus the harness's.

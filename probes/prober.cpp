@@ -66,13 +66,16 @@ std::vector<CellJob> plan_cells(const ProbeTargetHarness& harness, const std::ve
 std::vector<CellOutcome> run_cells(const std::vector<CellJob>& jobs, const CellSettings& settings, unsigned jobs_n,
                                    const CellProgress& progress) {
     std::vector<CellOutcome> outcomes(jobs.size());
+    std::vector<char> ran(jobs.size(), 0);
     std::atomic<std::size_t> next{0};
     std::size_t done = 0;
     std::mutex mutex;
     const auto worker = [&] {
         auto runner = make_system_runner();
         for (std::size_t i = next++; i < jobs.size(); i = next++) {
+            if (settings.cancel != nullptr && settings.cancel->load()) return;
             outcomes[i] = run_cell(jobs[i], settings, *runner);
+            ran[i] = 1;
             const std::lock_guard<std::mutex> lock(mutex);
             ++done;
             if (progress) progress(outcomes[i], done, jobs.size());
@@ -82,7 +85,11 @@ std::vector<CellOutcome> run_cells(const std::vector<CellJob>& jobs, const CellS
     const unsigned n = std::max(1U, std::min<unsigned>(jobs_n, static_cast<unsigned>(jobs.size())));
     for (unsigned t = 0; t < n; ++t) threads.emplace_back(worker);
     for (auto& thread : threads) thread.join();
-    return outcomes;
+    std::vector<CellOutcome> finished;  // an interrupted run keeps only the cells that ran
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+        if (ran[i]) finished.push_back(std::move(outcomes[i]));
+    }
+    return finished;
 }
 
 Matrix matrix_from(const std::vector<CellOutcome>& outcomes) {

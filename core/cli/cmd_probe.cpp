@@ -1,8 +1,13 @@
 // `sonata probe`: detect the installed harnesses, run the probe cells, print progress and a summary,
 // write the capability matrix. Exit 0 whenever probing worked, whatever the verdicts.
+#include <pthread.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <csignal>
 #include <cstdio>
+#include <thread>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -33,6 +38,7 @@ struct ProbeArgs {
     bool json = false;
     int timeout = 0;
     bool no_save = false;
+    std::string timings;
 };
 
 Result<std::map<std::string, std::string>> parse_bins(const std::vector<std::string>& bins) {
@@ -98,6 +104,53 @@ void print_summary(const std::vector<probes::CellOutcome>& outcomes) {
     }
 }
 
+double ms(std::chrono::microseconds t) { return static_cast<double>(t.count()) / 1000.0; }
+
+double median(std::vector<double> values) {
+    if (values.empty()) return 0;
+    std::sort(values.begin(), values.end());
+    const std::size_t mid = values.size() / 2;
+    return values.size() % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
+}
+
+/// --timings FILE: one TSV row per cell (milliseconds), and per harness on stderr the harness's own
+/// time against sonata's overhead (setup, model server, observing, teardown).
+Result<void> write_timings(const std::vector<probes::CellOutcome>& outcomes, const std::string& path,
+                           std::chrono::steady_clock::duration wall) {
+    std::string tsv = "harness\tversion\tprobe\tmode\trole\tverdict\tsetup_ms\tserver_ms\tharness_ms\tobserve_ms\t"
+                      "teardown_ms\toverhead_ms\n";
+    struct Sum {
+        std::size_t cells = 0;
+        double harness = 0;
+        std::vector<double> overheads;
+    };
+    std::map<std::string, Sum> sums;
+    std::vector<double> all_overheads;
+    for (const auto& o : outcomes) {
+        const auto& t = o.timing;
+        const double overhead = ms(t.setup) + ms(t.server) + ms(t.observe) + ms(t.teardown);
+        tsv += fmt::format("{}\t{}\t{}\t{}\t{}\t{}\t{:.1f}\t{:.1f}\t{:.1f}\t{:.1f}\t{:.1f}\t{:.1f}\n", o.cell.harness,
+                           o.cell.version, o.cell.probe, o.cell.mode, o.cell.role, to_string(o.cell.verdict), ms(t.setup),
+                           ms(t.server), ms(t.harness), ms(t.observe), ms(t.teardown), overhead);
+        Sum& sum = sums[o.cell.harness];
+        ++sum.cells;
+        sum.harness += ms(t.harness);
+        sum.overheads.push_back(overhead);
+        all_overheads.push_back(overhead);
+    }
+    if (auto written = write_file_atomic(path, tsv, WriteOptions{}); !written) return written;
+    std::cerr << fmt::format("\nsonata: wall {:.1f} s for {} cell(s); sonata's overhead per cell: median {:.1f} ms\n",
+                             std::chrono::duration<double>(wall).count(), outcomes.size(), median(all_overheads));
+    for (const auto& [harness, sum] : sums) {
+        double overhead = 0;
+        for (const double o : sum.overheads) overhead += o;
+        std::cerr << fmt::format("  {:<10} {:>3} cell(s)  harness {:>7.1f} s  sonata {:>6.2f} s  (median {:.1f} ms/cell)\n",
+                                 harness, sum.cells, sum.harness / 1000.0, overhead / 1000.0, median(sum.overheads));
+    }
+    std::cerr << "sonata: timings written to " << path << '\n';
+    return {};
+}
+
 Result<void> save_matrices(const Matrix& run, const ProbeArgs& args, const Context& context) {
     if (!args.out.empty()) {
         if (auto ok = save_matrix(run, args.out); !ok) return ok;
@@ -123,6 +176,47 @@ Result<void> save_matrices(const Matrix& run, const ProbeArgs& args, const Conte
     std::cerr << "sonata: matrix written to " << path << '\n';
     return {};
 }
+
+/// Turns SIGINT, SIGTERM and SIGHUP into a cancel flag while it lives: running harnesses are
+/// killed, their scratch worlds removed, and sonata exits 130 instead of leaving them behind. A
+/// second signal exits at once. Blocks the signals in the calling thread, so it must exist before
+/// any other thread is started (threads inherit the mask; children get a clean one).
+class InterruptWatch {
+public:
+    InterruptWatch() {
+        sigemptyset(&m_signals);
+        for (const int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&m_signals, sig);
+        ::pthread_sigmask(SIG_BLOCK, &m_signals, &m_previous);
+        m_thread = std::thread([this] { watch(); });
+    }
+    ~InterruptWatch() {
+        m_done = true;
+        m_thread.join();
+        ::pthread_sigmask(SIG_SETMASK, &m_previous, nullptr);
+    }
+    InterruptWatch(const InterruptWatch&) = delete;
+    InterruptWatch& operator=(const InterruptWatch&) = delete;
+
+    const std::atomic<bool>* flag() const { return &m_cancel; }
+    bool interrupted() const { return m_cancel.load(); }
+
+private:
+    void watch() {
+        const timespec poll{0, 200'000'000};
+        while (!m_done) {
+            if (::sigtimedwait(&m_signals, nullptr, &poll) < 0) continue;
+            if (m_cancel.exchange(true)) std::_Exit(130);
+            const char message[] = "\nsonata: interrupted: stopping the running cells (again to quit now)\n";
+            (void)!::write(STDERR_FILENO, message, sizeof message - 1);
+        }
+    }
+
+    sigset_t m_signals{};
+    sigset_t m_previous{};
+    std::atomic<bool> m_cancel{false};
+    std::atomic<bool> m_done{false};
+    std::thread m_thread;
+};
 
 Result<int> run_probe(const ProbeArgs& args, const Context& context) {
     auto config = context.config();
@@ -150,10 +244,15 @@ Result<int> run_probe(const ProbeArgs& args, const Context& context) {
     auto runner = make_system_runner();
     auto template_dir = probes::make_workspace_template(base, *runner);
     if (!template_dir) return tl::unexpected(template_dir.error());
-    probes::CellSettings settings{base, *template_dir, fs::read_symlink("/proc/self/exe").string(), context.env,
-                                  args.timeout > 0 ? std::chrono::seconds(args.timeout) : config->probe_timeout};
+    const InterruptWatch interrupt;
+    const probes::CellSettings settings{
+        base,        *template_dir,
+        fs::read_symlink("/proc/self/exe").string(),
+        context.env, args.timeout > 0 ? std::chrono::seconds(args.timeout) : config->probe_timeout,
+        interrupt.flag()};
     const bool tty = ::isatty(STDERR_FILENO) != 0;
     std::cerr << "sonata: " << harnesses->size() << " harness(es), " << jobs.size() << " cell(s), " << args.jobs << " at a time\n";
+    const auto started = std::chrono::steady_clock::now();
     auto outcomes = probes::run_cells(jobs, settings, args.jobs, [&](const probes::CellOutcome& o, std::size_t done, std::size_t total) {
         const Cell& c = o.cell;
         const std::string line = fmt::format("[{}/{}] {}@{} {} {} {}: {}", done, total, c.harness, c.version, c.probe,
@@ -161,6 +260,17 @@ Result<int> run_probe(const ProbeArgs& args, const Context& context) {
         if (tty) std::cerr << "\r\033[K" << line << (done == total ? "\n" : "") << std::flush;
         else std::cerr << line << '\n';
     });
+    if (interrupt.interrupted()) {
+        print_summary(outcomes);
+        std::cerr << "sonata: interrupted after " << outcomes.size() << " of " << jobs.size()
+                  << " cell(s); no matrix written, nothing left running\n";
+        return 130;
+    }
+    if (!args.timings.empty()) {
+        if (auto ok = write_timings(outcomes, args.timings, std::chrono::steady_clock::now() - started); !ok) {
+            return tl::unexpected(ok.error());
+        }
+    }
     const Matrix run = probes::matrix_from(outcomes);
     if (args.json) std::cout << matrix_to_json(run);
     else print_summary(outcomes);
@@ -181,6 +291,8 @@ void add_probe(CLI::App& app, Action& action) {
     cmd->add_option("--matrix", args->matrix, "The matrix to merge into (default: this machine's)");
     cmd->add_option("--timeout", args->timeout, "Seconds per harness run (default: config timeouts.probe_seconds)")
         ->check(CLI::Range(1, 3600));
+    cmd->add_option("--timings", args->timings,
+                    "Write per-cell timings (TSV) to FILE and print the harnesses' time against sonata's overhead");
     cmd->add_flag("--no-save", args->no_save, "Do not merge into this machine's matrix");
     cmd->add_flag("--json", args->json, "Print this run's matrix as JSON instead of the summary table");
     cmd->callback([&action, args] {

@@ -11,7 +11,7 @@ namespace {
 const std::vector<std::string> k_refusal_words{"denied", "not allowed", "permission", "refused", "rejected",
                                                "blocked", "not permitted", "unknown tool", "not available",
                                                "no such tool", "not found", "forbidden", "read-only",
-                                               "disallowed", "unavailable", "cannot"};
+                                               "disallowed", "unavailable", "cannot", "unsupported"};
 
 constexpr std::string_view k_target = "visibility.txt";
 

@@ -3,9 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -151,6 +154,59 @@ TEST_F(ProberFixture, FloodingHarnessIsStillJudged) {
     ASSERT_EQ(m.cells.size(), 1U);
     EXPECT_EQ(m.cells[0].verdict, Verdict::enforced) << m.cells[0].evidence.reason;
     EXPECT_LE(m.cells[0].evidence.output_tail.size(), 4000U);
+}
+
+TEST_F(ProberFixture, InterruptKillsRunningCellsAndLeavesNothing) {
+    // A hanging harness, a long timeout, and a SIGINT two seconds in: sonata stops within the
+    // kill grace, exits 130, writes no matrix, and leaves no process or scratch file behind.
+    const std::string home = (m_root / "home").string();
+    ProcessRequest request;
+    request.argv = {SONATA_BIN, "probe", "--bin", "grok=" + bin("liar-hang"), "--probe", "write-withheld",
+                    "--timeout", "600", "--out", (m_root / "out.json").string()};
+    request.env = {{"PATH", "/usr/bin:/bin"}, {"HOME", home}, {"TMPDIR", (m_root / "tmp").string()}};
+    request.cwd = m_root.string();
+    request.timeout = std::chrono::minutes(2);
+    std::atomic<int> pid{0};
+    std::thread interrupter([&] {
+        for (int i = 0; i < 300 && pid.load() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        std::this_thread::sleep_for(std::chrono::seconds(2));
+        ::kill(pid.load(), SIGINT);
+    });
+    const auto started = std::chrono::steady_clock::now();
+    auto runner = make_system_runner();
+    std::thread watcher([&] {
+        // The sonata process is the only child of this test whose command line names "probe".
+        for (int i = 0; i < 300 && pid.load() == 0; ++i) {
+            for (const auto& entry : fs::directory_iterator("/proc")) {
+                const std::string name = entry.path().filename();
+                if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+                std::ifstream cmdline(entry.path() / "cmdline");
+                std::string text((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+                if (text.find((m_root / "out.json").string()) != std::string::npos) {
+                    pid = std::stoi(name);
+                    break;
+                }
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+    });
+    auto result = runner->run(request);
+    watcher.join();
+    interrupter.join();
+    ASSERT_TRUE(result);
+    EXPECT_EQ(result->exit_code, 130) << result->err;
+    EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(30));
+    EXPECT_NE(result->err.find("interrupted after 1 of 1 cell(s); no matrix written"), std::string::npos) << result->err;
+    EXPECT_FALSE(fs::exists(m_root / "out.json"));
+    EXPECT_TRUE(fs::is_empty(m_root / "tmp")) << "the scratch base is left behind";
+    // No process of the run is left: nothing on this machine has the scratch tree as its cwd.
+    for (const auto& entry : fs::directory_iterator("/proc")) {
+        std::error_code ec;
+        const auto cwd = fs::read_symlink(entry.path() / "cwd", ec);
+        if (!ec) {
+            EXPECT_EQ(cwd.string().rfind(m_root.string(), 0), std::string::npos) << entry.path() << " " << cwd;
+        }
+    }
 }
 
 }  // namespace
