@@ -143,6 +143,20 @@ public:
 
     WireProtocol protocol() const override { return WireProtocol::openai_responses; }
 
+    ScreenPatterns screen_patterns() const override {
+        // The TUI of 0.171.0, from the screens in fixtures/captured/codex/0.171.0/screens: the
+        // folder-trust card ("1. Trust and continue" is preselected), the command approval card
+        // (Esc cancels the command and ends the turn), and the empty task box's placeholder.
+        ScreenPatterns patterns;
+        patterns.trust = {"Trust this folder?"};
+        patterns.trust_keys = {"Enter"};
+        patterns.approval = {"Would you like to run the following command?",
+                             "Would you like to make the following edits?"};
+        patterns.deny_keys = {"Escape"};
+        patterns.ready = {"Ask Codex to do anything", "? for shortcuts"};
+        return patterns;
+    }
+
     ToolVocabulary tools() const override {
         // apply_patch carries the path inside its patch text ("*** Add File: <path>"), so it names
         // no path field; exec may not offer it at all, and then the shell is the only door.

@@ -129,14 +129,20 @@ struct TuiLoop {
                 (void)tui.send_keys(patterns.deny_keys);
                 return;
             }
-            if (contains_any(*screen, patterns.trust) && !prompt_sent) {
+            if (contains_any(*screen, patterns.trust)) {
+                // Some TUIs (codex 0.171) put the trust card up only once a task is typed: the
+                // task is lost with it, so it is typed again after the answer.
                 o.trust_seen = true;
                 if (probe.stop_at_trust_question() || patterns.trust_keys.empty()) return;
                 (void)tui.send_keys(patterns.trust_keys);
+                if (server.recording().empty()) {
+                    prompt_sent = false;
+                    typed = 0;
+                }
                 std::this_thread::sleep_for(milliseconds(300));
                 continue;
             }
-            if (!prompt_sent && (patterns.ready.empty() || contains_any(*screen, patterns.ready))) {
+            if (!prompt_sent && (typed > 0 || patterns.ready.empty() || contains_any(*screen, patterns.ready))) {
                 type_prompt(*screen, prompt);
             }
             if (prompt_sent && conversation_finished(server)) {
