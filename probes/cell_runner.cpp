@@ -53,6 +53,29 @@ bool contains_any(const std::string& screen, const std::vector<std::string>& nee
                        [&](const std::string& n) { return !n.empty() && screen.find(n) != std::string::npos; });
 }
 
+/// Where a cell's captured evidence goes (see CellSettings::capture_dir): empty when not capturing.
+struct Capture {
+    std::string dir;           ///< <capture_dir>/<harness>/<version>/screens
+    std::string prefix;        ///< <probe>-<mode>
+    std::string scratch_root;  ///< Written as <scratch> in what is saved.
+
+    /// Saves `text` as <prefix>-<what>.txt; best effort, never fails the cell.
+    void save(const std::string& what, std::string text) const {
+        if (dir.empty()) return;
+        for (auto at = text.find(scratch_root); at != std::string::npos; at = text.find(scratch_root)) {
+            text.replace(at, scratch_root.size(), "<scratch>");
+        }
+        while (text.size() > 1 && text.back() == '\n' && text[text.size() - 2] == '\n') text.pop_back();
+        (void)write_file_atomic(dir + "/" + prefix + "-" + what + ".txt", text, WriteOptions{0644, false, true});
+    }
+};
+
+Capture capture_for(const CellSettings& settings, const CellJob& job, const Scratch& scratch) {
+    if (settings.capture_dir.empty()) return {};
+    return {settings.capture_dir + "/" + job.harness_id + "/" + job.version + "/screens",
+            std::string(job.probe->id()) + "-" + std::string(to_string(job.mode)), scratch.root()};
+}
+
 bool conversation_finished(const ModelServer& server) {
     const auto requests = server.recording();
     return std::any_of(requests.begin(), requests.end(), [](const RequestRecord& r) {
@@ -88,6 +111,7 @@ struct TuiLoop {
     const Probe& probe;
     Clock::time_point deadline;
     const std::atomic<bool>* cancel = nullptr;
+    const Capture& capture;
     bool prompt_sent = false;
     int typed = 0;  ///< How often the prompt has been typed.
     Clock::time_point typed_at{};
@@ -104,6 +128,7 @@ struct TuiLoop {
             return;
         }
         if (typed > 0 && Clock::now() - typed_at < std::chrono::seconds(3)) return;
+        if (typed == 0) capture.save("ready", screen);
         (void)tui.type_text(prompt);
         typed_at = Clock::now();
         ++typed;
@@ -126,12 +151,14 @@ struct TuiLoop {
             }
             if (contains_any(*screen, patterns.approval) && prompt_sent) {
                 o.approval_seen = true;
+                capture.save("approval", *screen);
                 (void)tui.send_keys(patterns.deny_keys);
                 return;
             }
             if (contains_any(*screen, patterns.trust)) {
                 // Some TUIs (codex 0.171) put the trust card up only once a task is typed: the
                 // task is lost with it, so it is typed again after the answer.
+                if (!o.trust_seen) capture.save("trust", *screen);
                 o.trust_seen = true;
                 if (probe.stop_at_trust_question() || patterns.trust_keys.empty()) return;
                 (void)tui.send_keys(patterns.trust_keys);
@@ -157,7 +184,7 @@ struct TuiLoop {
 };
 
 void run_tui(Observation& o, const CellSettings& settings, const Scratch& scratch, const std::string& prompt,
-             const ModelServer& server, const Probe& probe, ProcessRunner& runner) {
+             const ModelServer& server, const Probe& probe, const Capture& capture, ProcessRunner& runner) {
     TmuxSpec spec;
     spec.argv = o.invocation.argv;
     spec.env = child_environment(scratch, settings, o.invocation);
@@ -171,7 +198,7 @@ void run_tui(Observation& o, const CellSettings& settings, const Scratch& scratc
     o.started = true;
     const auto start = Clock::now();
     TuiLoop loop{o,     **session, server, o.adapter->screen_patterns(), probe, start + settings.timeout,
-                 settings.cancel};
+                 settings.cancel, capture};
     loop.run(prompt);
     o.result.duration = duration_cast<milliseconds>(Clock::now() - start);
     if (auto history = (*session)->capture_history()) o.result.out = *history;
@@ -249,8 +276,13 @@ Result<void> run_once(Observation& o, const CellJob& job, const CellSettings& se
     const auto before = roots.take();
     timing.observe += duration_cast<microseconds>(Clock::now() - t1);
     auto t2 = Clock::now();
-    if (o.invocation.interactive) run_tui(o, settings, scratch, job.probe->prompt(), server, *job.probe, runner);
-    else run_headless(o, settings, scratch, job.probe->prompt(), runner);
+    const Capture capture = capture_for(settings, job, scratch);
+    if (o.invocation.interactive) {
+        run_tui(o, settings, scratch, job.probe->prompt(), server, *job.probe, capture, runner);
+    } else {
+        run_headless(o, settings, scratch, job.probe->prompt(), runner);
+        capture.save("stdout", o.result.out);
+    }
     timing.harness += duration_cast<microseconds>(Clock::now() - t2);
     auto t3 = Clock::now();
     o.changes = roots.changes(before, roots.take());

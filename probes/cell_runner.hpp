@@ -34,6 +34,10 @@ struct CellSettings {
     /// Turns true when the run is interrupted: running harnesses are killed, and cells not yet
     /// started are not started.
     const std::atomic<bool>* cancel = nullptr;
+    /// When set, the TUI screens a cell recognises (trust card, approval card, the ready task box)
+    /// and headless output are saved under <capture_dir>/<harness>/<version>/, with the cell's
+    /// scratch directory written as <scratch>: evidence for fixtures/captured.
+    std::string capture_dir;
 };
 
 /// Where a cell's time went: sonata's own work versus the harness's.

@@ -39,6 +39,7 @@ struct ProbeArgs {
     int timeout = 0;
     bool no_save = false;
     std::string timings;
+    std::string capture;
 };
 
 Result<std::map<std::string, std::string>> parse_bins(const std::vector<std::string>& bins) {
@@ -249,7 +250,7 @@ Result<int> run_probe(const ProbeArgs& args, const Context& context) {
         base,        *template_dir,
         fs::read_symlink("/proc/self/exe").string(),
         context.env, args.timeout > 0 ? std::chrono::seconds(args.timeout) : config->probe_timeout,
-        interrupt.flag()};
+        interrupt.flag(), args.capture};
     const bool tty = ::isatty(STDERR_FILENO) != 0;
     std::cerr << "sonata: " << harnesses->size() << " harness(es), " << jobs.size() << " cell(s), " << args.jobs << " at a time\n";
     const auto started = std::chrono::steady_clock::now();
@@ -293,6 +294,9 @@ void add_probe(CLI::App& app, Action& action) {
         ->check(CLI::Range(1, 3600));
     cmd->add_option("--timings", args->timings,
                     "Write per-cell timings (TSV) to FILE and print the harnesses' time against sonata's overhead");
+    cmd->add_option("--capture", args->capture,
+                    "Save the TUI screens and headless output the cells see under DIR/<harness>/<version>/screens")
+        ->group("");  // for scripts/capture-screens
     cmd->add_flag("--no-save", args->no_save, "Do not merge into this machine's matrix");
     cmd->add_flag("--json", args->json, "Print this run's matrix as JSON instead of the summary table");
     cmd->callback([&action, args] {
