@@ -1,9 +1,14 @@
 // The mode tables of pi and its named profiles (pi-<label>), cell by cell, as whole invocations;
-// the refusals for default and for resuming, the no-bypass option, profile naming and endpoint
+// the refusal for default, resuming, the no-bypass option, profile naming and endpoint
 // injection.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+
 #include "adapters/registry.hpp"
+#include "core/fs.hpp"
 #include "tests/support/plan_helpers.hpp"
 
 namespace sonata::testing {
@@ -119,14 +124,6 @@ Refusal default_refusal(const std::string& id) {
          "use a read-only role (it runs as plan)"}};
 }
 
-Refusal resume_refusal(const std::string& id) {
-    return Refusal{
-        id + " sessions cannot be resumed by sonata: it has no resume form that re-passes the tool "
-             "allowlist",
-        {"dispatch a new run without --resume, passing the earlier report as context",
-         "use harness codex or claude, whose resume re-passes the restrictions"}};
-}
-
 TEST(PiAdapter, DefaultIsRefusedForWriteRoles) {
     for (const std::string id : {"pi", "pi-review"}) {
         auto decision = decide_case(pi(id, Mode::default_mode));
@@ -136,17 +133,33 @@ TEST(PiAdapter, DefaultIsRefusedForWriteRoles) {
     }
 }
 
-TEST(PiAdapter, ResumeIsRefusedInEveryMode) {
+TEST(PiAdapter, ResumeRepassesTheToolList) {
     for (const std::string id : {"pi", "pi-review"}) {
-        for (Mode mode : {Mode::plan, Mode::accept_edits, Mode::bypass_permissions}) {
-            PlanCase c = pi(id, mode);
-            c.resume = "a1b2c3";
-            auto decision = decide_case(c);
-            ASSERT_TRUE(decision) << decision.error().message;
-            ASSERT_FALSE(decision->runs()) << id << " " << to_string(mode);
-            EXPECT_EQ(decision->refusal(), resume_refusal(id)) << show(decision->refusal());
-        }
+        PlanCase c = pi(id, Mode::plan);
+        c.resume = "a1b2c3";
+        auto decision = decide_case(c);
+        ASSERT_TRUE(decision && decision->runs()) << id;
+        Strings relies = k_read_only;
+        relies.emplace_back("resume-keeps-mode");
+        EXPECT_EQ(decision->invocation(),
+                  pi_run({"pi", "-p", "--tools", "read,grep,find,ls", "--session", "a1b2c3"}, relies))
+            << show(decision->invocation());
     }
+}
+
+TEST(PiAdapter, SessionIdIsTheNewestSessionFilesUuid) {
+    const auto& adapter = **adapters::find_adapter("pi");
+    const auto home = std::filesystem::temp_directory_path() / ("sonata-pi-test-" + std::to_string(::getpid()));
+    const auto dir = home / ".pi/agent/sessions/--run-ws--";
+    ASSERT_TRUE(write_file_atomic((dir / "2026-11-30T01-00-00-000Z_5b0c2d1e-aaaa-4bbb-8ccc-0123456789ab.jsonl").string(),
+                                  "{}\n"));
+    EXPECT_EQ(adapter.session_id("", "", home.string()), "5b0c2d1e-aaaa-4bbb-8ccc-0123456789ab");
+    EXPECT_EQ(adapter.session_id("", "", (home / "none").string()), "");
+    std::filesystem::remove_all(home);
+    const auto hostile = adapter.hostile_files("/w", "/o/canary");
+    ASSERT_EQ(hostile.size(), 2U);
+    EXPECT_EQ(hostile[0].path, "/w/.pi/extensions/project-helper.ts");
+    EXPECT_FALSE(adapter.project_mcp("/w", {"/s"}));
 }
 
 TEST(PiAdapter, ProfilesAnswerForKebabLabelsOnly) {
@@ -174,7 +187,7 @@ TEST(PiAdapter, ProfilesAnswerForKebabLabelsOnly) {
 TEST(PiAdapter, ForbiddenFlagsPerMode) {
     auto adapter = adapters::find_adapter("pi");
     ASSERT_TRUE(adapter);
-    const Strings always{"--continue",   "-c",     "--resume",  "-r", "--session",
+    const Strings always{"--continue", "-c",     "--resume",  "-r",
                          "--session-id", "--fork", "--approve", "-a"};
     Strings plan = always;
     plan.insert(plan.end(), {"--extension", "-e"});
