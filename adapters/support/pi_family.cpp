@@ -48,7 +48,9 @@ Result<Outcome> PiFamily::map(const PlanInput& in) const {
         }
     }
     const ToolList list = tool_list(mode);
-    inv.argv = {in.executable, "-p", "--tools", list.tools};
+    // hostile-workspace (pi 0.73.1): pi loads .pi/extensions/*.ts from the repository and runs
+    // its code at start-up, in every tier; extension discovery is off.
+    inv.argv = {in.executable, "-p", "--no-extensions", "--tools", list.tools};
     if (!in.model.empty()) inv.argv.insert(inv.argv.end(), {"--model", in.model});
     inv.relies_on = relies_for(mode, list.shell);
     if (!in.resume_session.empty()) {

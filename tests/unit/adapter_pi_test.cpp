@@ -70,19 +70,19 @@ INSTANTIATE_TEST_SUITE_P(
     Pi, PiCell,
     ::testing::Values(
         Cell{"plan", pi("pi", Mode::plan),
-             pi_run({"pi", "-p", "--tools", "read,grep,find,ls"}, k_read_only)},
+             pi_run({"pi", "-p", "--no-extensions", "--tools", "read,grep,find,ls"}, k_read_only)},
         Cell{"read_only_role_in_bypass", pi("pi", Mode::bypass_permissions, RoleKind::read_only),
-             pi_run({"pi", "-p", "--tools", "read,grep,find,ls"}, k_read_only)},
+             pi_run({"pi", "-p", "--no-extensions", "--tools", "read,grep,find,ls"}, k_read_only)},
         Cell{"read_only_role_in_default", pi("pi", Mode::default_mode, RoleKind::read_only),
-             pi_run({"pi", "-p", "--tools", "read,grep,find,ls"}, k_read_only)},
+             pi_run({"pi", "-p", "--no-extensions", "--tools", "read,grep,find,ls"}, k_read_only)},
         Cell{"acceptEdits", pi("pi", Mode::accept_edits),
-             pi_run({"pi", "-p", "--tools", k_all_tools}, k_workspace, {k_no_sandbox})},
+             pi_run({"pi", "-p", "--no-extensions", "--tools", k_all_tools}, k_workspace, {k_no_sandbox})},
         Cell{"bypassPermissions", pi("pi", Mode::bypass_permissions),
-             pi_run({"pi", "-p", "--tools", k_all_tools}, {}, {k_no_sandbox})},
+             pi_run({"pi", "-p", "--no-extensions", "--tools", k_all_tools}, {}, {k_no_sandbox})},
         Cell{"bypass_without_bypass",
              pi("pi", Mode::bypass_permissions, RoleKind::write, k_no_bypass),
              pi_run(
-                 {"pi", "-p", "--tools", k_all_tools}, {},
+                 {"pi", "-p", "--no-extensions", "--tools", k_all_tools}, {},
                  {"dangerously_skip_permissions=false changes nothing: pi has no bypass flag, and "
                   "acceptEdits gets the same tools",
                   k_no_sandbox})}),
@@ -92,17 +92,17 @@ INSTANTIATE_TEST_SUITE_P(
     Profile, PiCell,
     ::testing::Values(
         Cell{"plan", pi("pi-review", Mode::plan),
-             pi_run({"pi", "-p", "--tools", "read,grep,find,ls"}, k_read_only)},
+             pi_run({"pi", "-p", "--no-extensions", "--tools", "read,grep,find,ls"}, k_read_only)},
         Cell{"read_only_role_in_accept_edits",
              pi("pi-docs-2", Mode::accept_edits, RoleKind::read_only),
-             pi_run({"pi", "-p", "--tools", "read,grep,find,ls"}, k_read_only)},
+             pi_run({"pi", "-p", "--no-extensions", "--tools", "read,grep,find,ls"}, k_read_only)},
         Cell{"acceptEdits", pi("pi-review", Mode::accept_edits),
-             pi_run({"pi", "-p", "--tools", "read,grep,find,ls,edit,write"}, k_workspace_no_shell)},
+             pi_run({"pi", "-p", "--no-extensions", "--tools", "read,grep,find,ls,edit,write"}, k_workspace_no_shell)},
         Cell{"bypassPermissions", pi("pi-review", Mode::bypass_permissions),
-             pi_run({"pi", "-p", "--tools", "read,bash,edit,write"}, {}, {k_no_sandbox})},
+             pi_run({"pi", "-p", "--no-extensions", "--tools", "read,bash,edit,write"}, {}, {k_no_sandbox})},
         Cell{"bypass_without_bypass",
              pi("pi-review", Mode::bypass_permissions, RoleKind::write, k_no_bypass),
-             pi_run({"pi", "-p", "--tools", "read,grep,find,ls,edit,write"}, k_workspace_no_shell,
+             pi_run({"pi", "-p", "--no-extensions", "--tools", "read,grep,find,ls,edit,write"}, k_workspace_no_shell,
                     {"dangerously_skip_permissions=false: runs with the acceptEdits tools"})}),
     [](const auto& cell) { return cell.param.name; });
 
@@ -111,7 +111,7 @@ TEST(PiAdapter, ModelIsPassedOn) {
     c.model = "anthropic/claude-sonnet-4-5";
     auto decision = decide_case(c);
     ASSERT_TRUE(decision && decision->runs());
-    EXPECT_EQ(decision->invocation().argv, (Strings{"pi", "-p", "--tools", k_all_tools, "--model",
+    EXPECT_EQ(decision->invocation().argv, (Strings{"pi", "-p", "--no-extensions", "--tools", k_all_tools, "--model",
                                                     "anthropic/claude-sonnet-4-5"}));
 }
 
@@ -142,7 +142,7 @@ TEST(PiAdapter, ResumeRepassesTheToolList) {
         Strings relies = k_read_only;
         relies.emplace_back("resume-keeps-mode");
         EXPECT_EQ(decision->invocation(),
-                  pi_run({"pi", "-p", "--tools", "read,grep,find,ls", "--session", "a1b2c3"}, relies))
+                  pi_run({"pi", "-p", "--no-extensions", "--tools", "read,grep,find,ls", "--session", "a1b2c3"}, relies))
             << show(decision->invocation());
     }
 }
@@ -256,7 +256,7 @@ TEST(PiAdapter, EndpointInjectionWritesModelsJsonAndSelectsTheProvider) {
     auto injected = (*adapter)->inject_endpoint(decision->invocation(), probe_endpoint());
     ASSERT_TRUE(injected) << injected.error().message;
     Invocation want = pi_run({"pi", "--provider", "sonata-probe", "--model", "sonata-probe-model",
-                              "-p", "--tools", "read,grep,find,ls"},
+                              "-p", "--no-extensions", "--tools", "read,grep,find,ls"},
                              k_read_only);
     want.env = {{"PI_CODING_AGENT_DIR", "/run/home/.pi/agent"}, {"PI_OFFLINE", "1"}};
     EXPECT_EQ(injected->invocation, want) << show(injected->invocation);
@@ -275,7 +275,7 @@ TEST(PiAdapter, EndpointInjectionReplacesAGivenModel) {
     auto injected = (*adapter)->inject_endpoint(decision->invocation(), probe_endpoint());
     ASSERT_TRUE(injected);
     EXPECT_EQ(injected->invocation.argv,
-              (Strings{"pi", "-p", "--tools", k_all_tools, "--provider", "sonata-probe", "--model",
+              (Strings{"pi", "-p", "--no-extensions", "--tools", k_all_tools, "--provider", "sonata-probe", "--model",
                        "sonata-probe-model"}));
 }
 
