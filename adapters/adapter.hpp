@@ -34,6 +34,7 @@ struct PlanInput {
     std::string resume_session;  ///< Non-empty: resume this session, re-passing the restrictions.
     std::optional<double> max_budget_usd;
     HostFacts host;
+    std::string support_dir;  ///< Where support_files() live (only sonata writes there).
 };
 
 using Outcome = std::variant<Invocation, Refusal>;
@@ -136,6 +137,20 @@ public:
     /// Flags that must never appear in an invocation for `mode`. The planner checks every decision
     /// against this list, and the safety tests check every combination.
     virtual std::vector<std::string> forbidden_flags(Mode mode) const = 0;
+
+    /// Flags the mapping itself may use to narrow (gemini's `--policy` with sonata's deny rules)
+    /// but that configured extra arguments must never add: a policy file of the user's could allow.
+    virtual std::vector<std::string> reserved_flags(Mode mode) const {
+        (void)mode;
+        return {};
+    }
+
+    /// Files that invocations name and that must exist when they run (gemini's policy file), in
+    /// `support_dir`. The planner writes them before it returns a decision that runs.
+    virtual std::vector<FileToWrite> support_files(const std::string& support_dir) const {
+        (void)support_dir;
+        return {};
+    }
 
     /// Environment variables that change this harness's permission behaviour; removed from every
     /// child environment (IS_SANDBOX is removed for every harness by the planner).

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "adapters/support/project_files.hpp"
 #include "adapters/support/relies.hpp"
 
 namespace sonata::adapters {
@@ -67,6 +68,8 @@ Result<Outcome> GeminiFamily::map(const PlanInput& in) const {
     inv.argv = {in.executable, "--approval-mode", names[rank(*tier)]};
     for (const auto& flag : startup_flags())
         inv.argv.push_back(flag);
+    if (*tier != Mode::bypass_permissions && !mode_switch_policy().empty())
+        inv.argv.insert(inv.argv.end(), {"--policy", policy_path(in.support_dir)});
     if (!in.model.empty()) inv.argv.insert(inv.argv.end(), {"-m", in.model});
     inv.relies_on = relies_for(*tier);
     if (*tier == Mode::default_mode) {
@@ -89,6 +92,39 @@ Result<Outcome> GeminiFamily::map(const PlanInput& in) const {
     inv.prompt = PromptChannel::stdin_pipe;
     inv.report = ReportSource::stdout_text;
     return inv;
+}
+
+std::string GeminiFamily::policy_path(const std::string& support_dir) const {
+    return support_dir + "/" + std::string(id()) + "-deny-mode-switch.toml";
+}
+
+std::vector<std::string> GeminiFamily::reserved_flags(Mode mode) const {
+    if (mode == Mode::bypass_permissions || mode_switch_policy().empty()) return {};
+    return {"--policy"};
+}
+
+std::vector<FileToWrite> GeminiFamily::support_files(const std::string& support_dir) const {
+    const auto policy = mode_switch_policy();
+    if (policy.empty()) return {};
+    return {{policy_path(support_dir), policy}};
+}
+
+std::optional<McpSetup> GeminiFamily::project_mcp(const std::string& workspace,
+                                                  const std::vector<std::string>& server_argv) const {
+    return McpSetup{{{workspace + "/" + config_dir() + "/settings.json", project::mcp_servers_json(server_argv)}},
+                    mcp_tool_name(project::k_mcp_server, project::k_mcp_tool)};
+}
+
+std::string GeminiFamily::session_id(const std::string&, const std::string&, const std::string& home) const {
+    // Chat recordings: gemini ~/.gemini/tmp/<project>/chats/session-*.json(l), qwen
+    // ~/.qwen/projects/<project>/chats/<uuid>.jsonl; both carry "sessionId".
+    const auto file = project::newest_file(home + "/" + config_dir(), [](const std::string& name) {
+        return (name.ends_with(".json") || name.ends_with(".jsonl")) &&
+               (name.rfind("session-", 0) == 0 || !project::first_uuid(name).empty());
+    }, 5);
+    if (file.empty()) return {};
+    const auto id = project::json_string_field(project::read_head(file), "sessionId");
+    return id.empty() ? project::first_uuid(file.substr(file.rfind('/') + 1)) : id;
 }
 
 std::vector<std::string> GeminiFamily::forbidden_flags(Mode mode) const {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,22 @@ public:
     /// cannot be combined), plus widening_flags(mode).
     std::vector<std::string> forbidden_flags(Mode mode) const override;
 
+    /// `--policy` below yolo when the harness has a mode-switch policy: the mapping passes its own
+    /// deny rules, and a policy file from config could allow instead.
+    std::vector<std::string> reserved_flags(Mode mode) const override;
+
+    /// The mode-switch policy file, when the harness has one.
+    std::vector<FileToWrite> support_files(const std::string& support_dir) const override;
+
+    /// The sessionId recorded in the newest chat file under `<home>/<config_dir()>`, which
+    /// `--resume` accepts.
+    std::string session_id(const std::string& out, const std::string& err,
+                           const std::string& home) const override;
+
+    /// Project MCP servers under "mcpServers" in `<workspace>/<config_dir()>/settings.json`.
+    std::optional<McpSetup> project_mcp(const std::string& workspace,
+                                        const std::vector<std::string>& server_argv) const override;
+
 protected:
     /// The harness's spelling of each tier in Mode order: plan, default, edits, yolo.
     virtual std::array<std::string, 4> approval_modes() const = 0;
@@ -40,6 +57,19 @@ protected:
 
     /// Flags that would let `mode` do more than its tier; forbidden besides -y/--yolo.
     virtual std::vector<std::string> widening_flags(Mode mode) const = 0;
+
+    /// A policy (TOML) that denies the harness's own mode-switching tools, passed with `--policy`
+    /// on every tier below yolo; empty when the harness needs none.
+    virtual std::string mode_switch_policy() const { return {}; }
+
+    /// The project config folder: ".gemini" or ".qwen".
+    virtual std::string config_dir() const = 0;
+
+    /// The name under which the harness offers tool `tool` of project MCP server `server`.
+    virtual std::string mcp_tool_name(const std::string& server, const std::string& tool) const = 0;
+
+private:
+    std::string policy_path(const std::string& support_dir) const;
 };
 
 }  // namespace sonata::adapters

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "adapters/support/project_files.hpp"
 #include "adapters/support/relies.hpp"
 
 namespace sonata::adapters {
@@ -17,14 +18,6 @@ Refusal refuse_default(std::string_view id) {
                   {"dispatch in acceptEdits or bypassPermissions mode",
                    "use harness codex, whose interactive TUI asks before acting",
                    "use a read-only role (it runs as plan)"});
-}
-
-Refusal refuse_resume(std::string_view id) {
-    return refuse(std::string(id) +
-                      " sessions cannot be resumed by sonata: it has no resume form that "
-                      "re-passes the tool allowlist",
-                  {"dispatch a new run without --resume, passing the earlier report as context",
-                   "use harness codex or claude, whose resume re-passes the restrictions"});
 }
 
 /// What a tool list relies on: plan withholds every write; acceptEdits keeps writes in the
@@ -41,7 +34,6 @@ std::vector<std::string> relies_for(Mode mode, bool shell) {
 
 Result<Outcome> PiFamily::map(const PlanInput& in) const {
     if (in.mode == Mode::default_mode) return refuse_default(in.harness_id);
-    if (!in.resume_session.empty()) return refuse_resume(in.harness_id);
     Invocation inv;
     Mode mode = in.mode;
     if (mode == Mode::bypass_permissions && in.options.forbids_bypass()) {
@@ -56,9 +48,15 @@ Result<Outcome> PiFamily::map(const PlanInput& in) const {
         }
     }
     const ToolList list = tool_list(mode);
-    inv.argv = {in.executable, "-p", "--tools", list.tools};
+    // hostile-workspace (pi 0.73.1): pi loads .pi/extensions/*.ts from the repository and runs
+    // its code at start-up, in every tier; extension discovery is off.
+    inv.argv = {in.executable, "-p", "--no-extensions", "--tools", list.tools};
     if (!in.model.empty()) inv.argv.insert(inv.argv.end(), {"--model", in.model});
     inv.relies_on = relies_for(mode, list.shell);
+    if (!in.resume_session.empty()) {
+        inv.argv.insert(inv.argv.end(), {"--session", in.resume_session});
+        relies::add_resume(inv.relies_on);
+    }
     if (list.shell) inv.notes.push_back("no sandbox: shell commands run unasked");
     if (in.max_budget_usd)
         inv.notes.push_back("pi cannot enforce max_budget_usd: it is not passed on");
@@ -68,10 +66,30 @@ Result<Outcome> PiFamily::map(const PlanInput& in) const {
 }
 
 std::vector<std::string> PiFamily::forbidden_flags(Mode mode) const {
-    std::vector<std::string> flags{"--continue",   "-c",     "--resume",  "-r", "--session",
+    std::vector<std::string> flags{"--continue", "-c",     "--resume",  "-r",
                                    "--session-id", "--fork", "--approve", "-a"};
     if (mode == Mode::plan) flags.insert(flags.end(), {"--extension", "-e"});
     return flags;
+}
+
+std::vector<std::string> PiFamily::reserved_flags(Mode) const { return {"--session"}; }
+
+std::vector<FileToWrite> PiFamily::hostile_files(const std::string& workspace,
+                                                 const std::string& canary) const {
+    const std::string extension = "import { writeFileSync } from \"node:fs\";\nwriteFileSync(" +
+                                  nlohmann::json(canary).dump() +
+                                  ", \"pi project extension loaded\\n\");\n"
+                                  "export default function () {}\n";
+    return {{workspace + "/.pi/extensions/project-helper.ts", extension},
+            {workspace + "/.pi/settings.json", R"({"extensions":["extensions/project-helper.ts"]})" "\n"}};
+}
+
+std::string PiFamily::session_id(const std::string&, const std::string&, const std::string& home) const {
+    // <agent dir>/sessions/--<cwd>--/<time>_<uuid>.jsonl
+    const auto file = project::newest_file(home + "/.pi/agent/sessions", [](const std::string& name) {
+        return name.ends_with(".jsonl") && !project::first_uuid(name).empty();
+    }, 2);
+    return file.empty() ? std::string() : project::first_uuid(file.substr(file.rfind('/') + 1));
 }
 
 ToolVocabulary PiFamily::tools() const {

@@ -1,5 +1,6 @@
 // What `pi` and its named profiles (`pi-<label>`) share: a tool allowlist per mode, no approval
-// system, no sandbox, no resume, and the same way of pointing pi at a local model server.
+// system, no sandbox, resume by `--session ID` with the allowlist re-passed, and the same way of
+// pointing pi at a local model server.
 #pragma once
 
 #include <optional>
@@ -18,13 +19,24 @@ class PiFamily : public Adapter {
 public:
     std::vector<std::string> executable_names() const override { return {"pi"}; }
 
-    /// Refuses default (no approval system) and resuming (not supported); otherwise
-    /// `pi -p --tools <tool_list(mode)>`.
+    /// Refuses default (no approval system); otherwise `pi -p --tools <tool_list(mode)>`, plus
+    /// `--session ID` when resuming (pi keeps no tool list in a session: it is re-passed).
     Result<Outcome> map(const PlanInput& input) const override;
 
     /// Session flags would resume a session behind sonata's back and --approve trusts the
     /// workspace's own configuration; plan also forbids loading extension code.
     std::vector<std::string> forbidden_flags(Mode mode) const override;
+
+    /// `--session`: sonata's resume passes it, configured extra arguments may not.
+    std::vector<std::string> reserved_flags(Mode mode) const override;
+
+    /// A project extension (code pi runs at start-up) and project settings that load it.
+    std::vector<FileToWrite> hostile_files(const std::string& workspace,
+                                           const std::string& canary) const override;
+
+    /// The uuid of the newest session file under `<home>/.pi/agent/sessions`.
+    std::string session_id(const std::string& out, const std::string& err,
+                           const std::string& home) const override;
 
     WireProtocol protocol() const override { return WireProtocol::openai_chat; }
     ToolVocabulary tools() const override;

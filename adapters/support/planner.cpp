@@ -8,6 +8,9 @@
 #include <filesystem>
 
 #include "adapters/registry.hpp"
+#include "core/config.hpp"
+#include "core/fs.hpp"
+#include "core/process.hpp"
 #include "core/text.hpp"
 
 namespace sonata::adapters {
@@ -23,7 +26,11 @@ void add_unset(Invocation& invocation, const std::string& name) {
 
 Result<void> check_forbidden(const Adapter& adapter, Mode mode, const std::vector<std::string>& argv,
                              const std::string& where) {
-    const auto forbidden = adapter.forbidden_flags(mode);
+    auto forbidden = adapter.forbidden_flags(mode);
+    if (where == "config") {
+        const auto reserved = adapter.reserved_flags(mode);
+        forbidden.insert(forbidden.end(), reserved.begin(), reserved.end());
+    }
     for (const auto& arg : argv) {
         const std::string flag = arg.substr(0, arg.find('='));
         if (contains(forbidden, flag)) {
@@ -31,6 +38,18 @@ Result<void> check_forbidden(const Adapter& adapter, Mode mode, const std::vecto
                         "flag '" + flag + "' is forbidden for " + std::string(adapter.id()) + " in " +
                             std::string(to_string(mode)) + " mode (" + where + ")");
         }
+    }
+    return {};
+}
+
+/// Writes each support file whose content differs from what is on disk (atomically, 0600).
+Result<void> write_support_files(const std::vector<FileToWrite>& files) {
+    for (const auto& file : files) {
+        auto current = read_file_bounded(file.path, 1024U * 1024U);
+        if (current && *current == file.content) continue;
+        WriteOptions options;
+        options.mode = 0600;
+        if (auto ok = write_file_atomic(file.path, file.content, options); !ok) return ok;
     }
     return {};
 }
@@ -74,7 +93,9 @@ Result<Decision> decide(const PlanRequest& request) {
     PlanInput input{request.harness_id,
                     request.executable.empty() ? a.executable_names().front() : request.executable,
                     request.version, decision.effective_mode, request.role.kind, request.model,
-                    request.options, request.resume_session, request.max_budget_usd, request.host};
+                    request.options, request.resume_session, request.max_budget_usd, request.host,
+                    request.support_dir.empty() ? machine_dir(current_environment()) + "/support"
+                                                : request.support_dir};
     auto outcome = a.map(input);
     if (!outcome) return tl::unexpected(outcome.error());
     decision.outcome = std::move(*outcome);
@@ -91,6 +112,11 @@ Result<Decision> decide(const PlanRequest& request) {
         }
         if (auto guard = check_forbidden(a, decision.effective_mode, invocation.argv, "mapping"); !guard) {
             return tl::unexpected(guard.error());
+        }
+        if (request.write_support_files) {
+            if (auto ok = write_support_files(a.support_files(input.support_dir)); !ok) {
+                return tl::unexpected(ok.error());
+            }
         }
     } else if (decision.refusal().alternatives.empty() || decision.refusal().reason.empty()) {
         return fail(ExitCode::failure, "internal error: a refusal for '" + request.harness_id +

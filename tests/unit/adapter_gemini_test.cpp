@@ -2,7 +2,14 @@
 // widening, invalid), its forbidden flags, resume form and endpoint injection.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+
 #include "adapters/registry.hpp"
+#include "core/config.hpp"
+#include "core/fs.hpp"
+#include "core/process.hpp"
 #include "tests/support/mode_table.hpp"
 
 namespace sonata::testing {
@@ -31,9 +38,20 @@ const std::string k_edit_note =
     "headless: edits run unasked; commands that need approval are withheld or "
     "refused, not asked";
 
+// The planner keeps the policy file in the machine dir of the test process's own environment.
+std::string policy_path() {
+    return machine_dir(current_environment()) + "/support/gemini-deny-mode-switch.toml";
+}
+
+const std::string k_policy =
+    "# Written by sonata: gemini's own mode switches stay off below yolo.\n"
+    "[[rule]]\ntoolName = \"exit_plan_mode\"\ndecision = \"deny\"\npriority = 999\n\n"
+    "[[rule]]\ntoolName = \"enter_plan_mode\"\ndecision = \"deny\"\npriority = 999\n";
+
 Invocation gemini(const std::string& tier, Strings relies, Strings notes) {
     Invocation inv;
     inv.argv = {"gemini", "--approval-mode", tier, "--skip-trust"};
+    if (tier != "yolo") inv.argv.insert(inv.argv.end(), {"--policy", policy_path()});
     inv.env_unset = k_unset;
     inv.prompt = PromptChannel::stdin_pipe;
     inv.relies_on = std::move(relies);
@@ -141,6 +159,43 @@ TEST(Gemini, YoloFlagsAreForbiddenInEveryMode) {
         extra_args_error(dispatch(Mode::accept_edits), {"--allowed-tools", "run_shell_command"})
             .message,
         "flag '--allowed-tools' is forbidden for gemini in acceptEdits mode (config)");
+}
+
+TEST(Gemini, PolicyFlagIsReservedForTheMappingAndItsFileIsWritten) {
+    EXPECT_EQ(extra_args_error(dispatch(Mode::plan), {"--policy", "/x/allow.toml"}).message,
+              "flag '--policy' is forbidden for gemini in plan mode (config)");
+    ASSERT_TRUE(decide_case(dispatch(Mode::plan)));
+    auto written = read_file_bounded(policy_path(), 4096);
+    ASSERT_TRUE(written) << written.error().message;
+    EXPECT_EQ(*written, k_policy);
+    const auto& adapter = **adapters::find_adapter("gemini");
+    EXPECT_EQ(files_of(adapters::EndpointInjection{{}, adapter.support_files("/s")}),
+              (std::vector<std::pair<std::string, std::string>>{
+                  {"/s/gemini-deny-mode-switch.toml", k_policy}}));
+}
+
+TEST(Gemini, ProjectFilesAndSessionIds) {
+    const auto& adapter = **adapters::find_adapter("gemini");
+    const auto mcp = adapter.project_mcp("/w", {"/bin/srv", "--touch", "/o/c"});
+    ASSERT_TRUE(mcp);
+    EXPECT_EQ(mcp->tool_name, "mcp_sonata-canary_touch");
+    ASSERT_EQ(mcp->files.size(), 1U);
+    EXPECT_EQ(mcp->files[0].path, "/w/.gemini/settings.json");
+    EXPECT_EQ(mcp->files[0].content,
+              "{\n  \"mcpServers\": {\n    \"sonata-canary\": {\n      \"command\": \"/bin/srv\",\n"
+              "      \"args\": [\n        \"--touch\",\n        \"/o/c\"\n      ]\n    }\n  }\n}\n");
+    const auto hostile = adapter.hostile_files("/w", "/o/canary");
+    ASSERT_EQ(hostile.size(), 3U);
+    EXPECT_EQ(hostile[0].path, "/w/.gemini/settings.json");
+    EXPECT_NE(hostile[0].content.find(R"("command": "touch /o/canary")"), std::string::npos);
+
+    const auto home = std::filesystem::temp_directory_path() / ("sonata-gemini-test-" + std::to_string(::getpid()));
+    const auto chats = home / ".gemini/tmp/ws/chats";
+    ASSERT_TRUE(write_file_atomic((chats / "session-2026-11-30T01-00-abcd.json").string(),
+                                  R"({"sessionId":"0b7e9c1e-1111-4222-8333-944455556666","messages":[]})"));
+    EXPECT_EQ(adapter.session_id("", "", home.string()), "0b7e9c1e-1111-4222-8333-944455556666");
+    EXPECT_EQ(adapter.session_id("", "", (home / "none").string()), "");
+    std::filesystem::remove_all(home);
 }
 
 TEST(Gemini, EndpointInjectionPointsAtTheServerWithApiKeyAuth) {

@@ -11,8 +11,12 @@ namespace {
 using Strings = std::vector<std::string>;
 using Env = std::map<std::string, std::string>;
 
-const Strings k_unset_all{"IS_SANDBOX", "OPENCODE_CONFIG_CONTENT", "OPENCODE_PERMISSION"};
-const Strings k_unset_but_config{"IS_SANDBOX", "OPENCODE_PERMISSION"};
+const Strings k_unset_all{"IS_SANDBOX",      "OPENCODE_CONFIG_CONTENT", "OPENCODE_PERMISSION",
+                          "OPENCODE_CONFIG", "OPENCODE_CONFIG_DIR",     "OPENCODE_DISABLE_PROJECT_CONFIG"};
+const Strings k_unset_but_config{"IS_SANDBOX", "OPENCODE_PERMISSION", "OPENCODE_CONFIG",
+                                 "OPENCODE_CONFIG_DIR", "OPENCODE_DISABLE_PROJECT_CONFIG"};
+const std::string k_v1_plan_json =
+    R"({"agent":{"plan":{"permission":{"*":"deny","read":"allow","grep":"allow","glob":"allow"}}}})";
 const Strings k_read_only{"write-withheld", "shell-write-withheld", "delegation-escape",
                           "self-promotion", "hostile-workspace",    "mcp-reachability"};
 const Strings k_workspace{"outside-workspace-write", "hostile-workspace"};
@@ -80,11 +84,11 @@ INSTANTIATE_TEST_SUITE_P(
     Line1_18, OpenCodeCell,
     ::testing::Values(
         Cell{"plan", opencode(k_v1, Mode::plan),
-             headless({"opencode", "run", "--agent", "plan", "--"}, {}, k_unset_all, k_read_only,
+             headless({"opencode", "run", "--agent", "plan", "--"}, {{"OPENCODE_CONFIG_CONTENT", k_v1_plan_json}}, k_unset_but_config, k_read_only,
                       {})},
         Cell{"read_only_role_in_bypass",
              opencode(k_v1, Mode::bypass_permissions, RoleKind::read_only),
-             headless({"opencode", "run", "--agent", "plan", "--"}, {}, k_unset_all, k_read_only,
+             headless({"opencode", "run", "--agent", "plan", "--"}, {{"OPENCODE_CONFIG_CONTENT", k_v1_plan_json}}, k_unset_but_config, k_read_only,
                       {})},
         Cell{"acceptEdits", opencode(k_v1, Mode::accept_edits),
              headless({"opencode", "run", "--agent", "build", "--auto", "--"}, {}, k_unset_all,
@@ -147,17 +151,17 @@ INSTANTIATE_TEST_SUITE_P(
     VersionFallback, OpenCodeCell,
     ::testing::Values(
         Cell{"unknown_version", opencode("", Mode::plan),
-             headless({"opencode", "run", "--agent", "plan", "--"}, {}, k_unset_all, k_read_only,
+             headless({"opencode", "run", "--agent", "plan", "--"}, {{"OPENCODE_CONFIG_CONTENT", k_v1_plan_json}}, k_unset_but_config, k_read_only,
                       {"opencode version unknown: using the 1.18 mapping"})},
         Cell{"unparseable_version", opencode("nightly", Mode::accept_edits),
              headless({"opencode", "run", "--agent", "build", "--auto", "--"}, {}, k_unset_all,
                       k_workspace,
                       {"opencode version unknown: using the 1.18 mapping", k_no_sandbox})},
         Cell{"pre_1_version", opencode("0.15.2", Mode::plan),
-             headless({"opencode", "run", "--agent", "plan", "--"}, {}, k_unset_all, k_read_only,
+             headless({"opencode", "run", "--agent", "plan", "--"}, {{"OPENCODE_CONFIG_CONTENT", k_v1_plan_json}}, k_unset_but_config, k_read_only,
                       {"opencode 0.15.2 predates 1.x: using the 1.18 mapping"})},
         Cell{"other_1_x_version", opencode("1.2.0", Mode::plan),
-             headless({"opencode", "run", "--agent", "plan", "--"}, {}, k_unset_all, k_read_only,
+             headless({"opencode", "run", "--agent", "plan", "--"}, {{"OPENCODE_CONFIG_CONTENT", k_v1_plan_json}}, k_unset_but_config, k_read_only,
                       {})}),
     [](const auto& cell) { return cell.param.name; });
 
@@ -176,8 +180,7 @@ INSTANTIATE_TEST_SUITE_P(
     ResumeAndModel, OpenCodeCell,
     ::testing::Values(
         Cell{"v1_plan_resume", resumed(opencode(k_v1, Mode::plan)),
-             headless({"opencode", "run", "--agent", "plan", "--session", "ses_8f2a", "--"}, {},
-                      k_unset_all, plus_resume(k_read_only), {})},
+             headless({"opencode", "run", "--agent", "plan", "--session", "ses_8f2a", "--"}, {{"OPENCODE_CONFIG_CONTENT", k_v1_plan_json}}, k_unset_but_config, plus_resume(k_read_only), {})},
         Cell{"v1_edits_resume_with_model",
              resumed(opencode(k_v1, Mode::accept_edits), "openai/gpt-5"),
              headless({"opencode", "run", "--agent", "build", "--auto", "--model", "openai/gpt-5",
@@ -214,8 +217,7 @@ TEST(OpenCodeAdapter, DefaultIsRefusedForWriteRolesOnBothLines) {
 TEST(OpenCodeAdapter, DefaultParentWithReadOnlyRoleRunsAsPlan) {
     auto decision = decide_ok(opencode(k_v1, Mode::default_mode, RoleKind::read_only));
     ASSERT_TRUE(decision && decision->runs());
-    EXPECT_EQ(decision->invocation(), headless({"opencode", "run", "--agent", "plan", "--"}, {},
-                                               k_unset_all, k_read_only, {}));
+    EXPECT_EQ(decision->invocation(), headless({"opencode", "run", "--agent", "plan", "--"}, {{"OPENCODE_CONFIG_CONTENT", k_v1_plan_json}}, k_unset_but_config, k_read_only, {}));
 }
 
 TEST(OpenCodeAdapter, ForbiddenFlagsPerMode) {
@@ -248,6 +250,7 @@ TEST(OpenCodeAdapter, ConfigArgsGoBeforeTheMessageSeparator) {
     ASSERT_TRUE(decision && decision->runs());
     EXPECT_EQ(decision->invocation().argv,
               (Strings{"opencode", "run", "--agent", "plan", "--format", "json", "--"}));
+    EXPECT_EQ(decision->invocation().env.at("OPENCODE_CONFIG_CONTENT"), k_v1_plan_json);
 }
 
 adapters::EndpointSpec probe_endpoint() {
@@ -278,7 +281,8 @@ TEST(OpenCodeAdapter, EndpointInjectionOn1_18SetsTheConfigAndStopsUnsettingIt) {
                                       "sonata-probe/sonata-probe-model", "--"},
                                      {{"OPENCODE_CONFIG_CONTENT", "{" + k_provider_json + "}"},
                                       {"OPENCODE_DISABLE_MODELS_FETCH", "1"},
-                                      {"OPENCODE_DISABLE_AUTOUPDATE", "1"}},
+                                      {"OPENCODE_DISABLE_AUTOUPDATE", "1"},
+                                      {"XDG_DATA_HOME", "/run/home/.local/share"}},
                                      k_unset_but_config, k_workspace, {k_no_sandbox});
     EXPECT_EQ(injected->invocation, want) << show(injected->invocation);
     EXPECT_TRUE(injected->files.empty());
@@ -297,9 +301,35 @@ TEST(OpenCodeAdapter, EndpointInjectionOn2xMergesTheProviderIntoTheInjectedAgent
         headless({"opencode", "run", "--standalone", "--agent", "sonata-plan", "--"},
                  {{"OPENCODE_CONFIG_CONTENT", merged},
                   {"OPENCODE_DISABLE_MODELS_FETCH", "1"},
-                  {"OPENCODE_DISABLE_AUTOUPDATE", "1"}},
+                  {"OPENCODE_DISABLE_AUTOUPDATE", "1"},
+                  {"XDG_DATA_HOME", "/run/home/.local/share"}},
                  k_unset_but_config, k_read_only, {k_injected_note});
     EXPECT_EQ(injected->invocation, want) << show(injected->invocation);
+}
+
+TEST(OpenCodeAdapter, EndpointInjectionOn1_18PlanKeepsTheDenyMapBesideTheProvider) {
+    auto adapter = adapters::find_adapter("opencode");
+    ASSERT_TRUE(adapter);
+    auto decision = decide_ok(opencode(k_v1, Mode::plan));
+    ASSERT_TRUE(decision && decision->runs());
+    auto injected = (*adapter)->inject_endpoint(decision->invocation(), probe_endpoint());
+    ASSERT_TRUE(injected) << injected.error().message;
+    const std::string merged =
+        k_v1_plan_json.substr(0, k_v1_plan_json.size() - 1) + "," + k_provider_json + "}";
+    EXPECT_EQ(injected->invocation.env.at("OPENCODE_CONFIG_CONTENT"), merged);
+}
+
+TEST(OpenCodeAdapter, ProjectMcpAndSessionId) {
+    const auto& adapter = **adapters::find_adapter("opencode");
+    const auto mcp = adapter.project_mcp("/w", {"/bin/srv", "--touch", "/o/c"});
+    ASSERT_TRUE(mcp);
+    EXPECT_EQ(mcp->tool_name, "sonata-canary_touch");
+    ASSERT_EQ(mcp->files.size(), 1U);
+    EXPECT_EQ(mcp->files[0].path, "/w/opencode.json");
+    EXPECT_EQ(adapter.session_id("", "INFO service=session id=ses_3f1aBc9 created\nses_zz", "/nowhere"),
+              "ses_3f1aBc9");
+    EXPECT_EQ(adapter.session_id("", "", "/nowhere"), "");
+    EXPECT_EQ(adapter.hostile_files("/w", "/o/canary").size(), 2U);
 }
 
 TEST(OpenCodeAdapter, ProtocolAndToolVocabulary) {
@@ -318,7 +348,8 @@ TEST(OpenCodeAdapter, ProtocolAndToolVocabulary) {
     EXPECT_EQ(tools.mode_switch, (Strings{"plan_exit"}));
     EXPECT_EQ((*adapter)->accepted_options(), Strings{});
     EXPECT_EQ((*adapter)->permission_env(),
-              (Strings{"OPENCODE_CONFIG_CONTENT", "OPENCODE_PERMISSION"}));
+              (Strings{"OPENCODE_CONFIG_CONTENT", "OPENCODE_PERMISSION", "OPENCODE_CONFIG",
+                       "OPENCODE_CONFIG_DIR", "OPENCODE_DISABLE_PROJECT_CONFIG"}));
 }
 
 } // namespace

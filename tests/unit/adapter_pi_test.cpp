@@ -1,9 +1,14 @@
 // The mode tables of pi and its named profiles (pi-<label>), cell by cell, as whole invocations;
-// the refusals for default and for resuming, the no-bypass option, profile naming and endpoint
+// the refusal for default, resuming, the no-bypass option, profile naming and endpoint
 // injection.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+
 #include "adapters/registry.hpp"
+#include "core/fs.hpp"
 #include "tests/support/plan_helpers.hpp"
 
 namespace sonata::testing {
@@ -65,19 +70,19 @@ INSTANTIATE_TEST_SUITE_P(
     Pi, PiCell,
     ::testing::Values(
         Cell{"plan", pi("pi", Mode::plan),
-             pi_run({"pi", "-p", "--tools", "read,grep,find,ls"}, k_read_only)},
+             pi_run({"pi", "-p", "--no-extensions", "--tools", "read,grep,find,ls"}, k_read_only)},
         Cell{"read_only_role_in_bypass", pi("pi", Mode::bypass_permissions, RoleKind::read_only),
-             pi_run({"pi", "-p", "--tools", "read,grep,find,ls"}, k_read_only)},
+             pi_run({"pi", "-p", "--no-extensions", "--tools", "read,grep,find,ls"}, k_read_only)},
         Cell{"read_only_role_in_default", pi("pi", Mode::default_mode, RoleKind::read_only),
-             pi_run({"pi", "-p", "--tools", "read,grep,find,ls"}, k_read_only)},
+             pi_run({"pi", "-p", "--no-extensions", "--tools", "read,grep,find,ls"}, k_read_only)},
         Cell{"acceptEdits", pi("pi", Mode::accept_edits),
-             pi_run({"pi", "-p", "--tools", k_all_tools}, k_workspace, {k_no_sandbox})},
+             pi_run({"pi", "-p", "--no-extensions", "--tools", k_all_tools}, k_workspace, {k_no_sandbox})},
         Cell{"bypassPermissions", pi("pi", Mode::bypass_permissions),
-             pi_run({"pi", "-p", "--tools", k_all_tools}, {}, {k_no_sandbox})},
+             pi_run({"pi", "-p", "--no-extensions", "--tools", k_all_tools}, {}, {k_no_sandbox})},
         Cell{"bypass_without_bypass",
              pi("pi", Mode::bypass_permissions, RoleKind::write, k_no_bypass),
              pi_run(
-                 {"pi", "-p", "--tools", k_all_tools}, {},
+                 {"pi", "-p", "--no-extensions", "--tools", k_all_tools}, {},
                  {"dangerously_skip_permissions=false changes nothing: pi has no bypass flag, and "
                   "acceptEdits gets the same tools",
                   k_no_sandbox})}),
@@ -87,17 +92,17 @@ INSTANTIATE_TEST_SUITE_P(
     Profile, PiCell,
     ::testing::Values(
         Cell{"plan", pi("pi-review", Mode::plan),
-             pi_run({"pi", "-p", "--tools", "read,grep,find,ls"}, k_read_only)},
+             pi_run({"pi", "-p", "--no-extensions", "--tools", "read,grep,find,ls"}, k_read_only)},
         Cell{"read_only_role_in_accept_edits",
              pi("pi-docs-2", Mode::accept_edits, RoleKind::read_only),
-             pi_run({"pi", "-p", "--tools", "read,grep,find,ls"}, k_read_only)},
+             pi_run({"pi", "-p", "--no-extensions", "--tools", "read,grep,find,ls"}, k_read_only)},
         Cell{"acceptEdits", pi("pi-review", Mode::accept_edits),
-             pi_run({"pi", "-p", "--tools", "read,grep,find,ls,edit,write"}, k_workspace_no_shell)},
+             pi_run({"pi", "-p", "--no-extensions", "--tools", "read,grep,find,ls,edit,write"}, k_workspace_no_shell)},
         Cell{"bypassPermissions", pi("pi-review", Mode::bypass_permissions),
-             pi_run({"pi", "-p", "--tools", "read,bash,edit,write"}, {}, {k_no_sandbox})},
+             pi_run({"pi", "-p", "--no-extensions", "--tools", "read,bash,edit,write"}, {}, {k_no_sandbox})},
         Cell{"bypass_without_bypass",
              pi("pi-review", Mode::bypass_permissions, RoleKind::write, k_no_bypass),
-             pi_run({"pi", "-p", "--tools", "read,grep,find,ls,edit,write"}, k_workspace_no_shell,
+             pi_run({"pi", "-p", "--no-extensions", "--tools", "read,grep,find,ls,edit,write"}, k_workspace_no_shell,
                     {"dangerously_skip_permissions=false: runs with the acceptEdits tools"})}),
     [](const auto& cell) { return cell.param.name; });
 
@@ -106,7 +111,7 @@ TEST(PiAdapter, ModelIsPassedOn) {
     c.model = "anthropic/claude-sonnet-4-5";
     auto decision = decide_case(c);
     ASSERT_TRUE(decision && decision->runs());
-    EXPECT_EQ(decision->invocation().argv, (Strings{"pi", "-p", "--tools", k_all_tools, "--model",
+    EXPECT_EQ(decision->invocation().argv, (Strings{"pi", "-p", "--no-extensions", "--tools", k_all_tools, "--model",
                                                     "anthropic/claude-sonnet-4-5"}));
 }
 
@@ -119,14 +124,6 @@ Refusal default_refusal(const std::string& id) {
          "use a read-only role (it runs as plan)"}};
 }
 
-Refusal resume_refusal(const std::string& id) {
-    return Refusal{
-        id + " sessions cannot be resumed by sonata: it has no resume form that re-passes the tool "
-             "allowlist",
-        {"dispatch a new run without --resume, passing the earlier report as context",
-         "use harness codex or claude, whose resume re-passes the restrictions"}};
-}
-
 TEST(PiAdapter, DefaultIsRefusedForWriteRoles) {
     for (const std::string id : {"pi", "pi-review"}) {
         auto decision = decide_case(pi(id, Mode::default_mode));
@@ -136,17 +133,33 @@ TEST(PiAdapter, DefaultIsRefusedForWriteRoles) {
     }
 }
 
-TEST(PiAdapter, ResumeIsRefusedInEveryMode) {
+TEST(PiAdapter, ResumeRepassesTheToolList) {
     for (const std::string id : {"pi", "pi-review"}) {
-        for (Mode mode : {Mode::plan, Mode::accept_edits, Mode::bypass_permissions}) {
-            PlanCase c = pi(id, mode);
-            c.resume = "a1b2c3";
-            auto decision = decide_case(c);
-            ASSERT_TRUE(decision) << decision.error().message;
-            ASSERT_FALSE(decision->runs()) << id << " " << to_string(mode);
-            EXPECT_EQ(decision->refusal(), resume_refusal(id)) << show(decision->refusal());
-        }
+        PlanCase c = pi(id, Mode::plan);
+        c.resume = "a1b2c3";
+        auto decision = decide_case(c);
+        ASSERT_TRUE(decision && decision->runs()) << id;
+        Strings relies = k_read_only;
+        relies.emplace_back("resume-keeps-mode");
+        EXPECT_EQ(decision->invocation(),
+                  pi_run({"pi", "-p", "--no-extensions", "--tools", "read,grep,find,ls", "--session", "a1b2c3"}, relies))
+            << show(decision->invocation());
     }
+}
+
+TEST(PiAdapter, SessionIdIsTheNewestSessionFilesUuid) {
+    const auto& adapter = **adapters::find_adapter("pi");
+    const auto home = std::filesystem::temp_directory_path() / ("sonata-pi-test-" + std::to_string(::getpid()));
+    const auto dir = home / ".pi/agent/sessions/--run-ws--";
+    ASSERT_TRUE(write_file_atomic((dir / "2026-11-30T01-00-00-000Z_5b0c2d1e-aaaa-4bbb-8ccc-0123456789ab.jsonl").string(),
+                                  "{}\n"));
+    EXPECT_EQ(adapter.session_id("", "", home.string()), "5b0c2d1e-aaaa-4bbb-8ccc-0123456789ab");
+    EXPECT_EQ(adapter.session_id("", "", (home / "none").string()), "");
+    std::filesystem::remove_all(home);
+    const auto hostile = adapter.hostile_files("/w", "/o/canary");
+    ASSERT_EQ(hostile.size(), 2U);
+    EXPECT_EQ(hostile[0].path, "/w/.pi/extensions/project-helper.ts");
+    EXPECT_FALSE(adapter.project_mcp("/w", {"/s"}));
 }
 
 TEST(PiAdapter, ProfilesAnswerForKebabLabelsOnly) {
@@ -174,7 +187,7 @@ TEST(PiAdapter, ProfilesAnswerForKebabLabelsOnly) {
 TEST(PiAdapter, ForbiddenFlagsPerMode) {
     auto adapter = adapters::find_adapter("pi");
     ASSERT_TRUE(adapter);
-    const Strings always{"--continue",   "-c",     "--resume",  "-r", "--session",
+    const Strings always{"--continue", "-c",     "--resume",  "-r",
                          "--session-id", "--fork", "--approve", "-a"};
     Strings plan = always;
     plan.insert(plan.end(), {"--extension", "-e"});
@@ -243,7 +256,7 @@ TEST(PiAdapter, EndpointInjectionWritesModelsJsonAndSelectsTheProvider) {
     auto injected = (*adapter)->inject_endpoint(decision->invocation(), probe_endpoint());
     ASSERT_TRUE(injected) << injected.error().message;
     Invocation want = pi_run({"pi", "--provider", "sonata-probe", "--model", "sonata-probe-model",
-                              "-p", "--tools", "read,grep,find,ls"},
+                              "-p", "--no-extensions", "--tools", "read,grep,find,ls"},
                              k_read_only);
     want.env = {{"PI_CODING_AGENT_DIR", "/run/home/.pi/agent"}, {"PI_OFFLINE", "1"}};
     EXPECT_EQ(injected->invocation, want) << show(injected->invocation);
@@ -262,7 +275,7 @@ TEST(PiAdapter, EndpointInjectionReplacesAGivenModel) {
     auto injected = (*adapter)->inject_endpoint(decision->invocation(), probe_endpoint());
     ASSERT_TRUE(injected);
     EXPECT_EQ(injected->invocation.argv,
-              (Strings{"pi", "-p", "--tools", k_all_tools, "--provider", "sonata-probe", "--model",
+              (Strings{"pi", "-p", "--no-extensions", "--tools", k_all_tools, "--provider", "sonata-probe", "--model",
                        "sonata-probe-model"}));
 }
 

@@ -1,0 +1,120 @@
+// The claude mode table's acceptEdits cell (rm-prompt is a default-mode property), its resume form,
+// and the project files and session ids the probes use.
+#include <unistd.h>
+
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "adapters/registry.hpp"
+#include "core/fs.hpp"
+#include "tests/support/plan_helpers.hpp"
+
+namespace sonata::testing {
+namespace {
+
+using Strings = std::vector<std::string>;
+
+Invocation run(const PlanCase& plan_case) {
+    auto decision = decide_case(plan_case);
+    if (!decision || !decision->runs()) {
+        ADD_FAILURE() << "no invocation";
+        return {};
+    }
+    return decision->invocation();
+}
+
+PlanCase claude(Mode parent, std::string resume = {}) {
+    PlanCase c;
+    c.harness = "claude";
+    c.parent_mode = parent;
+    c.role = RoleKind::write;
+    c.resume = std::move(resume);
+    return c;
+}
+
+TEST(ClaudeAdapter, AcceptEditsReliesOnConfinementNotOnRmPrompt) {
+    const Invocation inv = run(claude(Mode::accept_edits));
+    EXPECT_EQ(inv.argv, (Strings{"claude", "-p", "--setting-sources=user", "--permission-mode", "acceptEdits"}));
+    EXPECT_EQ(inv.relies_on, (Strings{"outside-workspace-write", "hostile-workspace"}));
+}
+
+TEST(ClaudeAdapter, ResumeRepassesModeAndTools) {
+    const Invocation inv = run(claude(Mode::plan, "0b7e9c1e-1111-4222-8333-944455556666"));
+    EXPECT_EQ(inv.argv, (Strings{"claude", "-p", "--setting-sources=user", "--permission-mode", "plan", "--tools=Read,Grep,Glob",
+                                 "--allowedTools=Read,Grep,Glob", "--strict-mcp-config", "--resume",
+                                 "0b7e9c1e-1111-4222-8333-944455556666"}));
+    EXPECT_EQ(inv.relies_on.back(), "resume-keeps-mode");
+}
+
+TEST(ClaudeAdapter, ConfigCannotChooseSettingSources) {
+    PlanCase c = claude(Mode::plan);
+    c.extra_args = {"--setting-sources=user,project"};
+    auto decision = decide_case(c);
+    ASSERT_FALSE(decision);
+    EXPECT_EQ(decision.error().message, "flag '--setting-sources' is forbidden for claude in plan mode (config)");
+}
+
+TEST(ClaudeAdapter, ProjectMcpIsDotMcpJson) {
+    const auto& adapter = **adapters::find_adapter("claude");
+    const auto mcp = adapter.project_mcp("/w", {"/bin/srv", "mcp-canary"});
+    ASSERT_TRUE(mcp);
+    EXPECT_EQ(mcp->tool_name, "mcp__sonata-canary__touch");
+    ASSERT_EQ(mcp->files.size(), 1U);
+    EXPECT_EQ(mcp->files[0].path, "/w/.mcp.json");
+    EXPECT_EQ(mcp->files[0].content,
+              "{\n  \"mcpServers\": {\n    \"sonata-canary\": {\n      \"command\": \"/bin/srv\",\n"
+              "      \"args\": [\n        \"mcp-canary\"\n      ]\n    }\n  }\n}\n");
+}
+
+TEST(ClaudeAdapter, HostileFilesGrantEverythingAndHookTheStart) {
+    const auto files = (*adapters::find_adapter("claude"))->hostile_files("/w", "/o/canary");
+    ASSERT_EQ(files.size(), 2U);
+    EXPECT_EQ(files[0].path, "/w/.claude/settings.json");
+    for (const char* needle : {R"("defaultMode": "bypassPermissions")", R"("command": "touch /o/canary")",
+                               R"("enableAllProjectMcpServers": true)", R"x("Bash(*)")x"}) {
+        EXPECT_NE(files[0].content.find(needle), std::string::npos) << needle;
+    }
+    EXPECT_EQ(files[1].path, "/w/.mcp.json");
+}
+
+TEST(ClaudeAdapter, SessionIdIsTheNewestTranscriptName) {
+    const auto& adapter = **adapters::find_adapter("claude");
+    const auto home = std::filesystem::temp_directory_path() / ("sonata-claude-test-" + std::to_string(::getpid()));
+    const auto dir = home / ".claude/projects/-run-ws";
+    ASSERT_TRUE(write_file_atomic((dir / "0b7e9c1e-1111-4222-8333-944455556666.jsonl").string(), "{}\n"));
+    ASSERT_TRUE(write_file_atomic((dir / "notes.jsonl").string(), "{}\n"));
+    EXPECT_EQ(adapter.session_id("", "", home.string()), "0b7e9c1e-1111-4222-8333-944455556666");
+    EXPECT_EQ(adapter.session_id("", "", (home / "none").string()), "");
+    std::filesystem::remove_all(home);
+}
+
+TEST(CodexAdapterProjectFiles, SessionIdFromTheHeaderAndMcpInProjectConfig) {
+    const auto& adapter = **adapters::find_adapter("codex");
+    EXPECT_EQ(adapter.session_id("", "model: m\nsession id: 019a-77\n--------\n", "/nowhere"), "019a-77");
+    const auto mcp = adapter.project_mcp("/w", {"/bin/srv", "mcp-canary"});
+    ASSERT_TRUE(mcp);
+    EXPECT_EQ(mcp->tool_name, "mcp__sonata-canary__touch");
+    ASSERT_EQ(mcp->files.size(), 1U);
+    EXPECT_EQ(mcp->files[0].path, "/w/.codex/config.toml");
+    EXPECT_EQ(mcp->files[0].content,
+              "[mcp_servers.sonata-canary]\ncommand = \"/bin/srv\"\nargs = [\"mcp-canary\"]\n");
+    EXPECT_EQ(adapter.hostile_files("/w", "/o/canary").size(), 2U);
+}
+
+TEST(QwenAdapterProjectFiles, McpInProjectSettingsAndSessionFromChats) {
+    const auto& adapter = **adapters::find_adapter("qwen");
+    const auto mcp = adapter.project_mcp("/w", {"/bin/srv"});
+    ASSERT_TRUE(mcp);
+    EXPECT_EQ(mcp->files[0].path, "/w/.qwen/settings.json");
+    const auto home = std::filesystem::temp_directory_path() / ("sonata-qwen-test-" + std::to_string(::getpid()));
+    ASSERT_TRUE(write_file_atomic(
+        (home / ".qwen/projects/-run-ws/chats/5b0c2d1e-aaaa-4bbb-8ccc-0123456789ab.jsonl").string(),
+        R"({"sessionId":"5b0c2d1e-aaaa-4bbb-8ccc-0123456789ab","type":"user"})" "\n"));
+    EXPECT_EQ(adapter.session_id("", "", home.string()), "5b0c2d1e-aaaa-4bbb-8ccc-0123456789ab");
+    std::filesystem::remove_all(home);
+    EXPECT_EQ(adapter.hostile_files("/w", "/o/canary").size(), 1U);
+}
+
+}  // namespace
+}  // namespace sonata::testing
