@@ -239,8 +239,12 @@ Cell base_cell(const CellJob& job) {
     return cell;
 }
 
-Result<Invocation> plan_invocation(const CellJob& job, const std::string& resume) {
+/// The invocation `sonata plan` emits for the cell; support files (gemini's policy) go into the
+/// run's scratch base, never the machine's config.
+Result<Invocation> plan_invocation(const CellJob& job, const CellSettings& settings, const std::string& resume) {
     adapters::PlanRequest request;
+    request.support_dir = settings.scratch_base + "/support";
+    request.write_support_files = true;
     request.harness_id = job.harness_id;
     request.parent_mode = job.mode;
     request.role = Role{job.role == RoleKind::write ? "write" : "read-only", job.role, {}, {}};
@@ -297,7 +301,7 @@ Result<void> run_once(Observation& o, const CellJob& job, const CellSettings& se
 
 Judgement judge_resumed(Observation& o, const CellJob& job, const CellSettings& settings, const Scratch& scratch,
                         const ProbeSetup& setup, CellTiming& timing, ProcessRunner& runner) {
-    if (auto supported = plan_invocation(job, "sonata-probe-session"); !supported) {
+    if (auto supported = plan_invocation(job, settings, "sonata-probe-session"); !supported) {
         return {Verdict::not_applicable, supported.error().message};
     }
     const std::string session = job.adapter->session_id(o.result.out, o.result.err, scratch.home());
@@ -307,7 +311,7 @@ Judgement judge_resumed(Observation& o, const CellJob& job, const CellSettings& 
         }
         return {Verdict::not_applicable, "sonata cannot recover this harness's session id, so it cannot resume it"};
     }
-    auto resumed = plan_invocation(job, session);
+    auto resumed = plan_invocation(job, settings, session);
     if (!resumed) return {Verdict::not_applicable, resumed.error().message};
     Observation second;
     second.adapter = job.adapter;
@@ -325,7 +329,7 @@ Judgement judge_resumed(Observation& o, const CellJob& job, const CellSettings& 
 CellOutcome run_cell(const CellJob& job, const CellSettings& settings, ProcessRunner& runner) {
     CellOutcome out{base_cell(job), {}};
     auto t0 = Clock::now();
-    auto invocation = plan_invocation(job, {});
+    auto invocation = plan_invocation(job, settings, {});
     if (!invocation) {
         out.cell.verdict = Verdict::not_applicable;
         out.cell.evidence.reason = invocation.error().message;

@@ -24,14 +24,16 @@ struct PlanRequest {
     std::vector<std::string> extra_args;  ///< From config; checked against forbidden flags.
     HostFacts host;
     std::string support_dir;  ///< Empty: `<machine dir>/support` of sonata's own environment.
-    bool write_support_files = true;  ///< false: name the adapter's support files, write none.
+    /// Write the support files a running invocation names into support_dir (what `sonata plan`
+    /// and the prober ask for); false (the default): name them, write none.
+    bool write_support_files = false;
 };
 
 /// Decides one dispatch. Errors: unknown harness, bad option keys or values, forbidden extra args.
 /// Guarantees on success: IS_SANDBOX and the harness's permission variables are in env_unset,
 /// except a permission variable the mapping sets itself (never both set and unset);
 /// no forbidden flag appears in argv; a refusal has a reason and at least one alternative; the
-/// support files a running invocation names exist (unless write_support_files is false).
+/// support files a running invocation names exist (when write_support_files is set).
 Result<Decision> decide(const PlanRequest& request);
 
 /// Flags that look like a bypass, auto-approve or yolo switch in any harness.

@@ -138,6 +138,8 @@ Result<Planned> plan_dispatch(const PlanSetup& setup, const Config& config, cons
     request.resume_session = setup.resume;
     request.max_budget_usd = setup.budget;
     request.host = adapters::detect_host();
+    request.support_dir = machine_dir(context.env) + "/support";
+    request.write_support_files = true;
     if (const auto* hc = config.harness(harness)) request.extra_args = hc->args;
 
     std::vector<std::string> warnings;
