@@ -102,8 +102,12 @@ Result<Decision> decide(const PlanRequest& request) {
 
     if (decision.runs()) {
         auto& invocation = std::get<Invocation>(decision.outcome);
-        invocation.argv.insert(invocation.argv.end() - (invocation.argv.back() == "--" ? 1 : 0),
-                               request.extra_args.begin(), request.extra_args.end());
+        // Configured arguments go before whatever must stay last: a "--" that ends the options,
+        // or a flag whose value is the prompt sonata appends (grok's and agy's `-p`).
+        const bool keep_last = invocation.argv.back() == "--" ||
+                               (invocation.prompt == PromptChannel::argument && invocation.argv.back() == "-p");
+        invocation.argv.insert(invocation.argv.end() - (keep_last ? 1 : 0), request.extra_args.begin(),
+                               request.extra_args.end());
         add_unset(invocation, "IS_SANDBOX");
         for (const auto& name : a.permission_env()) {
             // A variable the mapping sets itself (opencode's injected agent) replaces the inherited

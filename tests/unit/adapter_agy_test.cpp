@@ -107,5 +107,15 @@ TEST(Agy, TheBypassFlagIsForbiddenBelowBypass) {
         "flag '--dangerously-skip-permissions' is forbidden for agy in acceptEdits mode (config)");
 }
 
+TEST(Agy, ConfiguredArgumentsGoBeforeThePromptFlag) {
+    // `-p` takes the prompt as its value, so it must stay last.
+    PlanCase plan = dispatch(Mode::bypass_permissions);
+    plan.extra_args = {"--model", "Gemini 3.1 Pro (High)"};
+    const auto decision = decide_case(plan);
+    ASSERT_TRUE(decision && decision->runs());
+    EXPECT_EQ(decision->invocation().argv,
+              (Strings{"agy", "--dangerously-skip-permissions", "--model", "Gemini 3.1 Pro (High)", "-p"}));
+}
+
 }  // namespace
 }  // namespace sonata::testing

@@ -105,5 +105,17 @@ TEST(Grok, AllowRulesAndAnotherWorkingDirectoryAreForbiddenBelowBypass) {
               "flag '--cwd' is forbidden for grok in acceptEdits mode (config)");
 }
 
+TEST(Grok, ConfiguredArgumentsGoBeforeThePromptFlag) {
+    PlanCase plan = dispatch(Mode::accept_edits);
+    plan.extra_args = {"--model", "grok-code"};
+    const auto decision = decide_case(plan);
+    ASSERT_TRUE(decision && decision->runs());
+    const auto& argv = decision->invocation().argv;
+    ASSERT_GE(argv.size(), 3U);
+    EXPECT_EQ(argv.back(), "-p");
+    EXPECT_EQ((std::vector<std::string>{argv[argv.size() - 3], argv[argv.size() - 2]}),
+              (std::vector<std::string>{"--model", "grok-code"}));
+}
+
 }  // namespace
 }  // namespace sonata::testing
