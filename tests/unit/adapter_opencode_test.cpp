@@ -11,10 +11,10 @@ namespace {
 using Strings = std::vector<std::string>;
 using Env = std::map<std::string, std::string>;
 
-const Strings k_unset_all{"IS_SANDBOX",      "OPENCODE_CONFIG_CONTENT", "OPENCODE_PERMISSION",
-                          "OPENCODE_CONFIG", "OPENCODE_CONFIG_DIR",     "OPENCODE_DISABLE_PROJECT_CONFIG"};
+const Strings k_unset_all{"IS_SANDBOX", "OPENCODE_CONFIG_CONTENT", "OPENCODE_PERMISSION",
+                          "OPENCODE_CONFIG", "OPENCODE_CONFIG_DIR"};
 const Strings k_unset_but_config{"IS_SANDBOX", "OPENCODE_PERMISSION", "OPENCODE_CONFIG",
-                                 "OPENCODE_CONFIG_DIR", "OPENCODE_DISABLE_PROJECT_CONFIG"};
+                                 "OPENCODE_CONFIG_DIR"};
 const std::string k_v1_plan_json =
     R"({"agent":{"plan":{"permission":{"*":"deny","read":"allow","grep":"allow","glob":"allow"}}}})";
 const Strings k_read_only{"write-withheld", "shell-write-withheld", "delegation-escape",
@@ -23,6 +23,7 @@ const Strings k_workspace{"outside-workspace-write", "hostile-workspace"};
 const Strings k_injected_edits{"outside-workspace-write", "hostile-workspace", "rm-prompt",
                                "delegation-escape"};
 const std::string k_no_sandbox = "no sandbox: shell commands run unasked";
+const std::string k_edits_note = "writes outside the workspace are auto-rejected, and the run ends there";
 const std::string k_injected_note = "tool permission rules of an injected agent, not an OS sandbox";
 const std::string k_plan_agent_json =
     R"({"agent":{"sonata-plan":{"mode":"primary","permission":{"*":"deny","read":"allow","grep":"allow",)"
@@ -31,7 +32,9 @@ const std::string k_edit_agent_json =
     R"({"agent":{"sonata-edit":{"mode":"primary","permission":{"*":"deny","read":"allow","grep":"allow",)"
     R"("glob":"allow","edit":"allow","write":"allow","patch":"allow"}}}})";
 
+// Every mapping keeps opencode from loading the repository's own config.
 Invocation headless(Strings argv, Env env, Strings unset, Strings relies, Strings notes) {
+    env["OPENCODE_DISABLE_PROJECT_CONFIG"] = "1";
     return Invocation{.argv = std::move(argv),
                       .env = std::move(env),
                       .env_unset = std::move(unset),
@@ -91,19 +94,16 @@ INSTANTIATE_TEST_SUITE_P(
              headless({"opencode", "run", "--agent", "plan", "--"}, {{"OPENCODE_CONFIG_CONTENT", k_v1_plan_json}}, k_unset_but_config, k_read_only,
                       {})},
         Cell{"acceptEdits", opencode(k_v1, Mode::accept_edits),
-             headless({"opencode", "run", "--agent", "build", "--auto", "--"}, {}, k_unset_all,
-                      k_workspace, {k_no_sandbox})},
+             headless({"opencode", "run", "--agent", "build", "--"}, {}, k_unset_all,
+                      k_workspace, {k_edits_note, k_no_sandbox})},
         Cell{"bypassPermissions", opencode(k_v1, Mode::bypass_permissions),
              headless({"opencode", "run", "--agent", "build", "--auto", "--"}, {}, k_unset_all,
                       k_workspace, {k_no_sandbox})},
         Cell{"acceptEdits_without_bypass",
              opencode(k_v1, Mode::accept_edits, RoleKind::write,
                       {{"dangerously_skip_permissions", "false"}}),
-             headless(
-                 {"opencode", "run", "--agent", "build", "--"}, {}, k_unset_all, k_workspace,
-                 {"dangerously_skip_permissions=false: no --auto; actions that would be asked are "
-                  "auto-rejected",
-                  k_no_sandbox})},
+             headless({"opencode", "run", "--agent", "build", "--"}, {}, k_unset_all, k_workspace,
+                      {k_edits_note, k_no_sandbox})},
         Cell{"bypass_without_bypass",
              opencode(k_v1, Mode::bypass_permissions, RoleKind::write,
                       {{"dangerously_skip_permissions", "false"}}),
@@ -154,9 +154,9 @@ INSTANTIATE_TEST_SUITE_P(
              headless({"opencode", "run", "--agent", "plan", "--"}, {{"OPENCODE_CONFIG_CONTENT", k_v1_plan_json}}, k_unset_but_config, k_read_only,
                       {"opencode version unknown: using the 1.18 mapping"})},
         Cell{"unparseable_version", opencode("nightly", Mode::accept_edits),
-             headless({"opencode", "run", "--agent", "build", "--auto", "--"}, {}, k_unset_all,
+             headless({"opencode", "run", "--agent", "build", "--"}, {}, k_unset_all,
                       k_workspace,
-                      {"opencode version unknown: using the 1.18 mapping", k_no_sandbox})},
+                      {"opencode version unknown: using the 1.18 mapping", k_edits_note, k_no_sandbox})},
         Cell{"pre_1_version", opencode("0.15.2", Mode::plan),
              headless({"opencode", "run", "--agent", "plan", "--"}, {{"OPENCODE_CONFIG_CONTENT", k_v1_plan_json}}, k_unset_but_config, k_read_only,
                       {"opencode 0.15.2 predates 1.x: using the 1.18 mapping"})},
@@ -183,9 +183,9 @@ INSTANTIATE_TEST_SUITE_P(
              headless({"opencode", "run", "--agent", "plan", "--session", "ses_8f2a", "--"}, {{"OPENCODE_CONFIG_CONTENT", k_v1_plan_json}}, k_unset_but_config, plus_resume(k_read_only), {})},
         Cell{"v1_edits_resume_with_model",
              resumed(opencode(k_v1, Mode::accept_edits), "openai/gpt-5"),
-             headless({"opencode", "run", "--agent", "build", "--auto", "--model", "openai/gpt-5",
+             headless({"opencode", "run", "--agent", "build", "--model", "openai/gpt-5",
                        "--session", "ses_8f2a", "--"},
-                      {}, k_unset_all, plus_resume(k_workspace), {k_no_sandbox})},
+                      {}, k_unset_all, plus_resume(k_workspace), {k_edits_note, k_no_sandbox})},
         Cell{"v2_plan_resume_reinjects_agent", resumed(opencode(k_v2, Mode::plan)),
              headless({"opencode", "run", "--standalone", "--agent", "sonata-plan", "--session",
                        "ses_8f2a", "--"},
@@ -277,13 +277,13 @@ TEST(OpenCodeAdapter, EndpointInjectionOn1_18SetsTheConfigAndStopsUnsettingIt) {
     ASSERT_TRUE(decision && decision->runs());
     auto injected = (*adapter)->inject_endpoint(decision->invocation(), probe_endpoint());
     ASSERT_TRUE(injected) << injected.error().message;
-    const Invocation want = headless({"opencode", "run", "--agent", "build", "--auto", "--model",
+    const Invocation want = headless({"opencode", "run", "--agent", "build", "--model",
                                       "sonata-probe/sonata-probe-model", "--"},
                                      {{"OPENCODE_CONFIG_CONTENT", "{" + k_provider_json + "}"},
                                       {"OPENCODE_DISABLE_MODELS_FETCH", "1"},
                                       {"OPENCODE_DISABLE_AUTOUPDATE", "1"},
                                       {"XDG_DATA_HOME", "/run/home/.local/share"}},
-                                     k_unset_but_config, k_workspace, {k_no_sandbox});
+                                     k_unset_but_config, k_workspace, {k_edits_note, k_no_sandbox});
     EXPECT_EQ(injected->invocation, want) << show(injected->invocation);
     EXPECT_TRUE(injected->files.empty());
 }
