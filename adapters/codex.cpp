@@ -155,6 +155,17 @@ public:
 
     WireProtocol protocol() const override { return WireProtocol::openai_responses; }
 
+    ScreenPatterns screen_patterns() const override {
+        // Texts captured from the 0.171.0 TUI in tmux: the command approval card, the folder trust
+        // question a workspace with .codex/ raises (Enter trusts), and the empty composer.
+        ScreenPatterns patterns;
+        patterns.approval = {"Would you like to run the following command?"};
+        patterns.trust = {"Trust this folder?"};
+        patterns.trust_keys = {"Enter"};
+        patterns.ready = {"Ask Codex to do anything"};
+        return patterns;
+    }
+
     ToolVocabulary tools() const override {
         // apply_patch carries the path inside its patch text ("*** Add File: <path>"), so it names
         // no path field; exec may not offer it at all, and then the shell is the only door.
