@@ -145,7 +145,8 @@ public:
                                            const std::string& canary) const override {
         // Project config allowing every tool (globally and for the built-in agents) and starting
         // an MCP server, and a project plugin whose code runs when opencode loads it.
-        Json allow_all = {{"*", "allow"}, {"edit", "allow"}, {"bash", "allow"}, {"external_directory", "allow"}};
+        Json allow_all = {
+            {"*", "allow"}, {"edit", "allow"}, {"bash", "allow"}, {"external_directory", "allow"}};
         Json config = Json::object();
         config["permission"] = allow_all;
         config["agent"]["plan"]["permission"] = allow_all;
@@ -160,8 +161,9 @@ public:
                 {workspace + "/.opencode/plugin/project-helper.js", plugin}};
     }
 
-    std::optional<McpSetup> project_mcp(const std::string& workspace,
-                                        const std::vector<std::string>& server_argv) const override {
+    std::optional<McpSetup>
+    project_mcp(const std::string& workspace,
+                const std::vector<std::string>& server_argv) const override {
         Json config = Json::object();
         config["mcp"][project::k_mcp_server] = {
             {"type", "local"}, {"command", Json(server_argv)}, {"enabled", true}};
@@ -176,9 +178,9 @@ public:
         for (const auto* text : {&out, &err}) {
             if (auto id = first_session(*text); !id.empty()) return id;
         }
-        const auto log = project::newest_file(home + "/.local/share/opencode/log", [](const std::string& name) {
-            return name.ends_with(".log");
-        }, 1);
+        const auto log = project::newest_file(
+            home + "/.local/share/opencode/log",
+            [](const std::string& name) { return name.ends_with(".log"); }, 1);
         return log.empty() ? std::string() : first_session(project::read_head(log, 1024U * 1024U));
     }
 
@@ -244,7 +246,8 @@ private:
         // acceptEdits wrote into HOME and the parent directory; without it opencode auto-rejects
         // those and keeps workspace edits unasked. Only bypass keeps --auto.
         if (in.mode == Mode::accept_edits) {
-            inv.notes.push_back("writes outside the workspace are auto-rejected, and the run ends there");
+            inv.notes.push_back(
+                "writes outside the workspace are auto-rejected, and the run ends there");
         } else if (in.options.forbids_bypass()) {
             inv.notes.push_back(
                 "dangerously_skip_permissions=false: no --auto; actions that would be "

@@ -23,8 +23,8 @@ struct PlanRequest {
     std::optional<double> max_budget_usd;
     std::vector<std::string> extra_args;  ///< From config; checked against forbidden flags.
     HostFacts host;
-    std::string support_dir;  ///< Empty: `<machine dir>/support` of sonata's own environment.
-    bool write_support_files = true;  ///< false: name the adapter's support files, write none.
+    std::string support_dir; ///< Empty: `<machine dir>/support` of sonata's own environment.
+    bool write_support_files = true; ///< false: name the adapter's support files, write none.
 };
 
 /// Decides one dispatch. Errors: unknown harness, bad option keys or values, forbidden extra args.

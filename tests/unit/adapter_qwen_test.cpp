@@ -148,7 +148,8 @@ TEST(Qwen, EndpointInjectionAddsOpenAiFlagsAndTheProbeModel) {
     const auto fresh = inject(dispatch(Mode::plan));
     Invocation want = qwen({"plan"}, k_read_only, {});
     want.argv = k_auth;
-    want.argv.insert(want.argv.end(), {"-m", "sonata-probe-model", "--approval-mode", "plan", "--bare"});
+    want.argv.insert(want.argv.end(),
+                     {"-m", "sonata-probe-model", "--approval-mode", "plan", "--bare"});
     EXPECT_EQ(fresh.invocation, want) << show(fresh.invocation);
     EXPECT_EQ(
         files_of(fresh),
@@ -159,9 +160,8 @@ TEST(Qwen, EndpointInjectionAddsOpenAiFlagsAndTheProbeModel) {
 
     const auto resumed = inject(resumed_plan());
     want.argv = k_auth;
-    want.argv.insert(want.argv.end(),
-                     {"--approval-mode", "plan", "--bare", "-m", "sonata-probe-model", "--resume",
-                      "sess-1"});
+    want.argv.insert(want.argv.end(), {"--approval-mode", "plan", "--bare", "-m",
+                                       "sonata-probe-model", "--resume", "sess-1"});
     want.relies_on.emplace_back("resume-keeps-mode");
     EXPECT_EQ(resumed.invocation, want) << show(resumed.invocation);
 }
