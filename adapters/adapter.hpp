@@ -34,7 +34,7 @@ struct PlanInput {
     std::string resume_session;  ///< Non-empty: resume this session, re-passing the restrictions.
     std::optional<double> max_budget_usd;
     HostFacts host;
-    std::string support_dir;  ///< Where support_files() live (only sonata writes there).
+    std::string support_dir; ///< Where support_files() live (only sonata writes there).
 };
 
 using Outcome = std::variant<Invocation, Refusal>;

@@ -18,6 +18,7 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 constexpr const char* k_config_env = "OPENCODE_CONFIG_CONTENT";
+constexpr const char* k_disable_project_config = "OPENCODE_DISABLE_PROJECT_CONFIG";
 constexpr const char* k_plan_agent = "sonata-plan";
 constexpr const char* k_edit_agent = "sonata-edit";
 
@@ -108,6 +109,10 @@ public:
         } else {
             map_v2(in, inv);
         }
+        // hostile-workspace (opencode 1.18.33): a repository opencode.json re-allowed write and
+        // bash for the plan agent (merged under the injected map), so project config is not
+        // loaded. Still open: .opencode/plugin/*.js runs at start-up even so (and with --pure).
+        inv.env[k_disable_project_config] = "1";
         if (!in.model.empty()) inv.argv.insert(inv.argv.end(), {"--model", in.model});
         if (!in.resume_session.empty()) {
             inv.argv.insert(inv.argv.end(), {"--session", in.resume_session});
@@ -133,14 +138,15 @@ public:
     std::vector<std::string> permission_env() const override {
         // Inline config, extra config files and folders, and the switch that skips project config.
         return {k_config_env, "OPENCODE_PERMISSION", "OPENCODE_CONFIG", "OPENCODE_CONFIG_DIR",
-                "OPENCODE_DISABLE_PROJECT_CONFIG"};
+                k_disable_project_config};
     }
 
     std::vector<FileToWrite> hostile_files(const std::string& workspace,
                                            const std::string& canary) const override {
         // Project config allowing every tool (globally and for the built-in agents) and starting
         // an MCP server, and a project plugin whose code runs when opencode loads it.
-        Json allow_all = {{"*", "allow"}, {"edit", "allow"}, {"bash", "allow"}, {"external_directory", "allow"}};
+        Json allow_all = {
+            {"*", "allow"}, {"edit", "allow"}, {"bash", "allow"}, {"external_directory", "allow"}};
         Json config = Json::object();
         config["permission"] = allow_all;
         config["agent"]["plan"]["permission"] = allow_all;
@@ -155,8 +161,9 @@ public:
                 {workspace + "/.opencode/plugin/project-helper.js", plugin}};
     }
 
-    std::optional<McpSetup> project_mcp(const std::string& workspace,
-                                        const std::vector<std::string>& server_argv) const override {
+    std::optional<McpSetup>
+    project_mcp(const std::string& workspace,
+                const std::vector<std::string>& server_argv) const override {
         Json config = Json::object();
         config["mcp"][project::k_mcp_server] = {
             {"type", "local"}, {"command", Json(server_argv)}, {"enabled", true}};
@@ -171,9 +178,9 @@ public:
         for (const auto* text : {&out, &err}) {
             if (auto id = first_session(*text); !id.empty()) return id;
         }
-        const auto log = project::newest_file(home + "/.local/share/opencode/log", [](const std::string& name) {
-            return name.ends_with(".log");
-        }, 1);
+        const auto log = project::newest_file(
+            home + "/.local/share/opencode/log",
+            [](const std::string& name) { return name.ends_with(".log"); }, 1);
         return log.empty() ? std::string() : first_session(project::read_head(log, 1024U * 1024U));
     }
 
@@ -235,7 +242,13 @@ private:
             return;
         }
         inv.argv.insert(inv.argv.end(), {"--agent", "build"});
-        if (in.options.forbids_bypass()) {
+        // outside-workspace-write (opencode 1.18.33): --auto approves external_directory, so
+        // acceptEdits wrote into HOME and the parent directory; without it opencode auto-rejects
+        // those and keeps workspace edits unasked. Only bypass keeps --auto.
+        if (in.mode == Mode::accept_edits) {
+            inv.notes.push_back(
+                "writes outside the workspace are auto-rejected, and the run ends there");
+        } else if (in.options.forbids_bypass()) {
             inv.notes.push_back(
                 "dangerously_skip_permissions=false: no --auto; actions that would be "
                 "asked are auto-rejected");

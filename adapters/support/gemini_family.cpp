@@ -109,19 +109,25 @@ std::vector<FileToWrite> GeminiFamily::support_files(const std::string& support_
     return {{policy_path(support_dir), policy}};
 }
 
-std::optional<McpSetup> GeminiFamily::project_mcp(const std::string& workspace,
-                                                  const std::vector<std::string>& server_argv) const {
-    return McpSetup{{{workspace + "/" + config_dir() + "/settings.json", project::mcp_servers_json(server_argv)}},
+std::optional<McpSetup>
+GeminiFamily::project_mcp(const std::string& workspace,
+                          const std::vector<std::string>& server_argv) const {
+    return McpSetup{{{workspace + "/" + config_dir() + "/settings.json",
+                      project::mcp_servers_json(server_argv)}},
                     mcp_tool_name(project::k_mcp_server, project::k_mcp_tool)};
 }
 
-std::string GeminiFamily::session_id(const std::string&, const std::string&, const std::string& home) const {
+std::string GeminiFamily::session_id(const std::string&, const std::string&,
+                                     const std::string& home) const {
     // Chat recordings: gemini ~/.gemini/tmp/<project>/chats/session-*.json(l), qwen
     // ~/.qwen/projects/<project>/chats/<uuid>.jsonl; both carry "sessionId".
-    const auto file = project::newest_file(home + "/" + config_dir(), [](const std::string& name) {
-        return (name.ends_with(".json") || name.ends_with(".jsonl")) &&
-               (name.rfind("session-", 0) == 0 || !project::first_uuid(name).empty());
-    }, 5);
+    const auto file = project::newest_file(
+        home + "/" + config_dir(),
+        [](const std::string& name) {
+            return (name.ends_with(".json") || name.ends_with(".jsonl")) &&
+                   (name.rfind("session-", 0) == 0 || !project::first_uuid(name).empty());
+        },
+        5);
     if (file.empty()) return {};
     const auto id = project::json_string_field(project::read_head(file), "sessionId");
     return id.empty() ? project::first_uuid(file.substr(file.rfind('/') + 1)) : id;

@@ -66,7 +66,7 @@ Result<Outcome> PiFamily::map(const PlanInput& in) const {
 }
 
 std::vector<std::string> PiFamily::forbidden_flags(Mode mode) const {
-    std::vector<std::string> flags{"--continue", "-c",     "--resume",  "-r",
+    std::vector<std::string> flags{"--continue",   "-c",     "--resume",  "-r",
                                    "--session-id", "--fork", "--approve", "-a"};
     if (mode == Mode::plan) flags.insert(flags.end(), {"--extension", "-e"});
     return flags;
@@ -81,14 +81,19 @@ std::vector<FileToWrite> PiFamily::hostile_files(const std::string& workspace,
                                   ", \"pi project extension loaded\\n\");\n"
                                   "export default function () {}\n";
     return {{workspace + "/.pi/extensions/project-helper.ts", extension},
-            {workspace + "/.pi/settings.json", R"({"extensions":["extensions/project-helper.ts"]})" "\n"}};
+            {workspace + "/.pi/settings.json", R"({"extensions":["extensions/project-helper.ts"]})"
+                                               "\n"}};
 }
 
-std::string PiFamily::session_id(const std::string&, const std::string&, const std::string& home) const {
+std::string PiFamily::session_id(const std::string&, const std::string&,
+                                 const std::string& home) const {
     // <agent dir>/sessions/--<cwd>--/<time>_<uuid>.jsonl
-    const auto file = project::newest_file(home + "/.pi/agent/sessions", [](const std::string& name) {
-        return name.ends_with(".jsonl") && !project::first_uuid(name).empty();
-    }, 2);
+    const auto file = project::newest_file(
+        home + "/.pi/agent/sessions",
+        [](const std::string& name) {
+            return name.ends_with(".jsonl") && !project::first_uuid(name).empty();
+        },
+        2);
     return file.empty() ? std::string() : project::first_uuid(file.substr(file.rfind('/') + 1));
 }
 

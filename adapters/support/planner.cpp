@@ -92,8 +92,14 @@ Result<Decision> decide(const PlanRequest& request) {
 
     PlanInput input{request.harness_id,
                     request.executable.empty() ? a.executable_names().front() : request.executable,
-                    request.version, decision.effective_mode, request.role.kind, request.model,
-                    request.options, request.resume_session, request.max_budget_usd, request.host,
+                    request.version,
+                    decision.effective_mode,
+                    request.role.kind,
+                    request.model,
+                    request.options,
+                    request.resume_session,
+                    request.max_budget_usd,
+                    request.host,
                     request.support_dir.empty() ? machine_dir(current_environment()) + "/support"
                                                 : request.support_dir};
     auto outcome = a.map(input);

@@ -32,12 +32,13 @@ std::string toml_array(const std::vector<std::string>& items) {
 
 std::string touch_command(const std::string& canary) { return "touch " + canary; }
 
-std::string newest_file(const std::string& dir, const std::function<bool(const std::string&)>& accept,
-                        int depth) {
+std::string newest_file(const std::string& dir,
+                        const std::function<bool(const std::string&)>& accept, int depth) {
     std::error_code ec;
     std::string best;
     fs::file_time_type best_time{};
-    auto it = fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
+    auto it =
+        fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
     for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
         if (it.depth() >= depth) it.disable_recursion_pending();
         if (!it->is_regular_file(ec) || !accept(it->path().filename().string())) continue;

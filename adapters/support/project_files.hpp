@@ -32,13 +32,14 @@ std::string touch_command(const std::string& canary);
 
 /// The newest regular file below `dir` (recursively, at most `depth` levels) whose name satisfies
 /// `accept`; empty when there is none.
-std::string newest_file(const std::string& dir, const std::function<bool(const std::string&)>& accept,
-                        int depth = 4);
+std::string newest_file(const std::string& dir,
+                        const std::function<bool(const std::string&)>& accept, int depth = 4);
 
 /// The text of `path`, at most `max_bytes` of it; empty when unreadable.
 std::string read_head(const std::string& path, std::size_t max_bytes = 64U * 1024U);
 
-/// The string value of the first `"key":"…"` in `text` (JSON, compact or spaced); empty when absent.
+/// The string value of the first `"key":"…"` in `text` (JSON, compact or spaced); empty when
+/// absent.
 std::string json_string_field(const std::string& text, const std::string& key);
 
 /// The first UUID (8-4-4-4-12 hex) in `text`; empty when none.

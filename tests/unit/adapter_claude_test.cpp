@@ -35,15 +35,17 @@ PlanCase claude(Mode parent, std::string resume = {}) {
 
 TEST(ClaudeAdapter, AcceptEditsReliesOnConfinementNotOnRmPrompt) {
     const Invocation inv = run(claude(Mode::accept_edits));
-    EXPECT_EQ(inv.argv, (Strings{"claude", "-p", "--setting-sources=user", "--permission-mode", "acceptEdits"}));
+    EXPECT_EQ(inv.argv, (Strings{"claude", "-p", "--setting-sources=user", "--permission-mode",
+                                 "acceptEdits"}));
     EXPECT_EQ(inv.relies_on, (Strings{"outside-workspace-write", "hostile-workspace"}));
 }
 
 TEST(ClaudeAdapter, ResumeRepassesModeAndTools) {
     const Invocation inv = run(claude(Mode::plan, "0b7e9c1e-1111-4222-8333-944455556666"));
-    EXPECT_EQ(inv.argv, (Strings{"claude", "-p", "--setting-sources=user", "--permission-mode", "plan", "--tools=Read,Grep,Glob",
-                                 "--allowedTools=Read,Grep,Glob", "--strict-mcp-config", "--resume",
-                                 "0b7e9c1e-1111-4222-8333-944455556666"}));
+    EXPECT_EQ(inv.argv,
+              (Strings{"claude", "-p", "--setting-sources=user", "--permission-mode", "plan",
+                       "--tools=Read,Grep,Glob", "--allowedTools=Read,Grep,Glob",
+                       "--strict-mcp-config", "--resume", "0b7e9c1e-1111-4222-8333-944455556666"}));
     EXPECT_EQ(inv.relies_on.back(), "resume-keeps-mode");
 }
 
@@ -52,7 +54,8 @@ TEST(ClaudeAdapter, ConfigCannotChooseSettingSources) {
     c.extra_args = {"--setting-sources=user,project"};
     auto decision = decide_case(c);
     ASSERT_FALSE(decision);
-    EXPECT_EQ(decision.error().message, "flag '--setting-sources' is forbidden for claude in plan mode (config)");
+    EXPECT_EQ(decision.error().message,
+              "flag '--setting-sources' is forbidden for claude in plan mode (config)");
 }
 
 TEST(ClaudeAdapter, ProjectMcpIsDotMcpJson) {
@@ -71,8 +74,9 @@ TEST(ClaudeAdapter, HostileFilesGrantEverythingAndHookTheStart) {
     const auto files = (*adapters::find_adapter("claude"))->hostile_files("/w", "/o/canary");
     ASSERT_EQ(files.size(), 2U);
     EXPECT_EQ(files[0].path, "/w/.claude/settings.json");
-    for (const char* needle : {R"("defaultMode": "bypassPermissions")", R"("command": "touch /o/canary")",
-                               R"("enableAllProjectMcpServers": true)", R"x("Bash(*)")x"}) {
+    for (const char* needle :
+         {R"("defaultMode": "bypassPermissions")", R"("command": "touch /o/canary")",
+          R"("enableAllProjectMcpServers": true)", R"x("Bash(*)")x"}) {
         EXPECT_NE(files[0].content.find(needle), std::string::npos) << needle;
     }
     EXPECT_EQ(files[1].path, "/w/.mcp.json");
@@ -80,9 +84,11 @@ TEST(ClaudeAdapter, HostileFilesGrantEverythingAndHookTheStart) {
 
 TEST(ClaudeAdapter, SessionIdIsTheNewestTranscriptName) {
     const auto& adapter = **adapters::find_adapter("claude");
-    const auto home = std::filesystem::temp_directory_path() / ("sonata-claude-test-" + std::to_string(::getpid()));
+    const auto home = std::filesystem::temp_directory_path() /
+                      ("sonata-claude-test-" + std::to_string(::getpid()));
     const auto dir = home / ".claude/projects/-run-ws";
-    ASSERT_TRUE(write_file_atomic((dir / "0b7e9c1e-1111-4222-8333-944455556666.jsonl").string(), "{}\n"));
+    ASSERT_TRUE(
+        write_file_atomic((dir / "0b7e9c1e-1111-4222-8333-944455556666.jsonl").string(), "{}\n"));
     ASSERT_TRUE(write_file_atomic((dir / "notes.jsonl").string(), "{}\n"));
     EXPECT_EQ(adapter.session_id("", "", home.string()), "0b7e9c1e-1111-4222-8333-944455556666");
     EXPECT_EQ(adapter.session_id("", "", (home / "none").string()), "");
@@ -91,7 +97,8 @@ TEST(ClaudeAdapter, SessionIdIsTheNewestTranscriptName) {
 
 TEST(CodexAdapterProjectFiles, SessionIdFromTheHeaderAndMcpInProjectConfig) {
     const auto& adapter = **adapters::find_adapter("codex");
-    EXPECT_EQ(adapter.session_id("", "model: m\nsession id: 019a-77\n--------\n", "/nowhere"), "019a-77");
+    EXPECT_EQ(adapter.session_id("", "model: m\nsession id: 019a-77\n--------\n", "/nowhere"),
+              "019a-77");
     const auto mcp = adapter.project_mcp("/w", {"/bin/srv", "mcp-canary"});
     ASSERT_TRUE(mcp);
     EXPECT_EQ(mcp->tool_name, "mcp__sonata-canary__touch");
@@ -107,14 +114,16 @@ TEST(QwenAdapterProjectFiles, McpInProjectSettingsAndSessionFromChats) {
     const auto mcp = adapter.project_mcp("/w", {"/bin/srv"});
     ASSERT_TRUE(mcp);
     EXPECT_EQ(mcp->files[0].path, "/w/.qwen/settings.json");
-    const auto home = std::filesystem::temp_directory_path() / ("sonata-qwen-test-" + std::to_string(::getpid()));
+    const auto home =
+        std::filesystem::temp_directory_path() / ("sonata-qwen-test-" + std::to_string(::getpid()));
     ASSERT_TRUE(write_file_atomic(
         (home / ".qwen/projects/-run-ws/chats/5b0c2d1e-aaaa-4bbb-8ccc-0123456789ab.jsonl").string(),
-        R"({"sessionId":"5b0c2d1e-aaaa-4bbb-8ccc-0123456789ab","type":"user"})" "\n"));
+        R"({"sessionId":"5b0c2d1e-aaaa-4bbb-8ccc-0123456789ab","type":"user"})"
+        "\n"));
     EXPECT_EQ(adapter.session_id("", "", home.string()), "5b0c2d1e-aaaa-4bbb-8ccc-0123456789ab");
     std::filesystem::remove_all(home);
     EXPECT_EQ(adapter.hostile_files("/w", "/o/canary").size(), 1U);
 }
 
-}  // namespace
-}  // namespace sonata::testing
+} // namespace
+} // namespace sonata::testing

@@ -95,18 +95,23 @@ const std::string k_on_request = R"(approval_policy="on-request")";
 
 INSTANTIATE_TEST_SUITE_P(
     Table, CodexCell,
-    ::testing::Values(
-        Cell{"plan", codex(Mode::plan),
-             exec({"codex", "exec", "--sandbox", "read-only"}, k_read_only)},
-        Cell{"read_only_role_in_bypass", codex(Mode::bypass_permissions, RoleKind::read_only),
-             exec({"codex", "exec", "--sandbox", "read-only"}, k_read_only)},
-        Cell{"default", codex(Mode::default_mode),
-             tui({"codex", "-c", k_on_request, "--sandbox", "workspace-write", "-c", "sandbox_workspace_write.exclude_tmpdir_env_var=true", "-c", "sandbox_workspace_write.exclude_slash_tmp=true"}, k_tui_workspace)},
-        Cell{"acceptEdits", codex(Mode::accept_edits),
-             exec({"codex", "exec", "--sandbox", "workspace-write", "-c", "sandbox_workspace_write.exclude_tmpdir_env_var=true", "-c", "sandbox_workspace_write.exclude_slash_tmp=true"}, k_workspace,
-                  {k_exec_write_note})},
-        Cell{"bypassPermissions", codex(Mode::bypass_permissions),
-             exec({"codex", "exec", "--sandbox", "danger-full-access"}, {})}),
+    ::testing::Values(Cell{"plan", codex(Mode::plan),
+                           exec({"codex", "exec", "--sandbox", "read-only"}, k_read_only)},
+                      Cell{"read_only_role_in_bypass",
+                           codex(Mode::bypass_permissions, RoleKind::read_only),
+                           exec({"codex", "exec", "--sandbox", "read-only"}, k_read_only)},
+                      Cell{"default", codex(Mode::default_mode),
+                           tui({"codex", "-c", k_on_request, "--sandbox", "workspace-write", "-c",
+                                "sandbox_workspace_write.exclude_tmpdir_env_var=true", "-c",
+                                "sandbox_workspace_write.exclude_slash_tmp=true"},
+                               k_tui_workspace)},
+                      Cell{"acceptEdits", codex(Mode::accept_edits),
+                           exec({"codex", "exec", "--sandbox", "workspace-write", "-c",
+                                 "sandbox_workspace_write.exclude_tmpdir_env_var=true", "-c",
+                                 "sandbox_workspace_write.exclude_slash_tmp=true"},
+                                k_workspace, {k_exec_write_note})},
+                      Cell{"bypassPermissions", codex(Mode::bypass_permissions),
+                           exec({"codex", "exec", "--sandbox", "danger-full-access"}, {})}),
     [](const auto& cell) { return cell.param.name; });
 
 INSTANTIATE_TEST_SUITE_P(
@@ -114,15 +119,19 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         Cell{"bypass_narrowed_to_workspace_write",
              codex(Mode::bypass_permissions, RoleKind::write, {{"sandbox", "workspace-write"}}),
-             exec({"codex", "exec", "--sandbox", "workspace-write", "-c", "sandbox_workspace_write.exclude_tmpdir_env_var=true", "-c", "sandbox_workspace_write.exclude_slash_tmp=true"}, k_workspace,
-                  {k_exec_write_note})},
+             exec({"codex", "exec", "--sandbox", "workspace-write", "-c",
+                   "sandbox_workspace_write.exclude_tmpdir_env_var=true", "-c",
+                   "sandbox_workspace_write.exclude_slash_tmp=true"},
+                  k_workspace, {k_exec_write_note})},
         Cell{"bypass_narrowed_to_read_only",
              codex(Mode::bypass_permissions, RoleKind::write, {{"sandbox", "read-only"}}),
              exec({"codex", "exec", "--sandbox", "read-only"}, k_read_only)},
         Cell{"accept_edits_same_sandbox",
              codex(Mode::accept_edits, RoleKind::write, {{"sandbox", "workspace-write"}}),
-             exec({"codex", "exec", "--sandbox", "workspace-write", "-c", "sandbox_workspace_write.exclude_tmpdir_env_var=true", "-c", "sandbox_workspace_write.exclude_slash_tmp=true"}, k_workspace,
-                  {k_exec_write_note})},
+             exec({"codex", "exec", "--sandbox", "workspace-write", "-c",
+                   "sandbox_workspace_write.exclude_tmpdir_env_var=true", "-c",
+                   "sandbox_workspace_write.exclude_slash_tmp=true"},
+                  k_workspace, {k_exec_write_note})},
         Cell{"default_narrowed_to_read_only",
              codex(Mode::default_mode, RoleKind::write, {{"sandbox", "read-only"}}),
              tui({"codex", "-c", k_on_request, "--sandbox", "read-only"},
@@ -133,15 +142,20 @@ INSTANTIATE_TEST_SUITE_P(
         Cell{"bypass_without_bypass",
              codex(Mode::bypass_permissions, RoleKind::write,
                    {{"dangerously_skip_permissions", "false"}}),
-             exec({"codex", "exec", "--sandbox", "workspace-write", "-c", "sandbox_workspace_write.exclude_tmpdir_env_var=true", "-c", "sandbox_workspace_write.exclude_slash_tmp=true"}, k_workspace,
+             exec({"codex", "exec", "--sandbox", "workspace-write", "-c",
+                   "sandbox_workspace_write.exclude_tmpdir_env_var=true", "-c",
+                   "sandbox_workspace_write.exclude_slash_tmp=true"},
+                  k_workspace,
                   {"dangerously_skip_permissions=false: --sandbox workspace-write instead of "
                    "danger-full-access",
                    k_exec_write_note})},
         Cell{
             "accept_edits_without_bypass_unchanged",
             codex(Mode::accept_edits, RoleKind::write, {{"dangerously_skip_permissions", "false"}}),
-            exec({"codex", "exec", "--sandbox", "workspace-write", "-c", "sandbox_workspace_write.exclude_tmpdir_env_var=true", "-c", "sandbox_workspace_write.exclude_slash_tmp=true"}, k_workspace,
-                 {k_exec_write_note})}),
+            exec({"codex", "exec", "--sandbox", "workspace-write", "-c",
+                  "sandbox_workspace_write.exclude_tmpdir_env_var=true", "-c",
+                  "sandbox_workspace_write.exclude_slash_tmp=true"},
+                 k_workspace, {k_exec_write_note})}),
     [](const auto& cell) { return cell.param.name; });
 
 PlanCase with_resume(PlanCase c, std::string model = {}) {
@@ -162,12 +176,15 @@ INSTANTIATE_TEST_SUITE_P(
              exec({"codex", "exec", "--sandbox", "read-only", "resume", "0199a-session"},
                   plus_resume(k_read_only))},
         Cell{"default_tui", with_resume(codex(Mode::default_mode)),
-             tui({"codex", "-c", k_on_request, "--sandbox", "workspace-write", "-c", "sandbox_workspace_write.exclude_tmpdir_env_var=true", "-c", "sandbox_workspace_write.exclude_slash_tmp=true", "resume",
-                  "0199a-session"},
+             tui({"codex", "-c", k_on_request, "--sandbox", "workspace-write", "-c",
+                  "sandbox_workspace_write.exclude_tmpdir_env_var=true", "-c",
+                  "sandbox_workspace_write.exclude_slash_tmp=true", "resume", "0199a-session"},
                  plus_resume(k_tui_workspace))},
         Cell{"accept_edits_with_model", with_resume(codex(Mode::accept_edits), "gpt-5.1-codex"),
-             exec({"codex", "exec", "--sandbox", "workspace-write", "-c", "sandbox_workspace_write.exclude_tmpdir_env_var=true", "-c", "sandbox_workspace_write.exclude_slash_tmp=true", "-m", "gpt-5.1-codex", "resume",
-                   "0199a-session"},
+             exec({"codex", "exec", "--sandbox", "workspace-write", "-c",
+                   "sandbox_workspace_write.exclude_tmpdir_env_var=true", "-c",
+                   "sandbox_workspace_write.exclude_slash_tmp=true", "-m", "gpt-5.1-codex",
+                   "resume", "0199a-session"},
                   plus_resume(k_workspace), {k_exec_write_note})},
         Cell{"bypass", with_resume(codex(Mode::bypass_permissions)),
              exec({"codex", "exec", "--sandbox", "danger-full-access", "resume", "0199a-session"},
@@ -288,7 +305,9 @@ TEST(CodexAdapter, EndpointInjectionForExecPutsProviderAfterExec) {
     want.argv = {"codex",     "exec",
                  "-c",        "model_provider=probe",
                  "-c",        k_provider,
-                 "--sandbox", "workspace-write", "-c", "sandbox_workspace_write.exclude_tmpdir_env_var=true", "-c", "sandbox_workspace_write.exclude_slash_tmp=true",
+                 "--sandbox", "workspace-write",
+                 "-c",        "sandbox_workspace_write.exclude_tmpdir_env_var=true",
+                 "-c",        "sandbox_workspace_write.exclude_slash_tmp=true",
                  "-m",        "sonata-probe-model",
                  "resume",    "sid"};
     want.env = {{"PROBE_KEY", "sonata-probe-key-0000000000000000"},
@@ -308,7 +327,9 @@ TEST(CodexAdapter, EndpointInjectionForTheTuiAddsTheModel) {
     ASSERT_TRUE(injected) << injected.error().message;
     EXPECT_EQ(injected->invocation.argv,
               (Strings{"codex", "-c", "model_provider=probe", "-c", k_provider, "-m",
-                       "sonata-probe-model", "-c", k_on_request, "--sandbox", "workspace-write", "-c", "sandbox_workspace_write.exclude_tmpdir_env_var=true", "-c", "sandbox_workspace_write.exclude_slash_tmp=true"}));
+                       "sonata-probe-model", "-c", k_on_request, "--sandbox", "workspace-write",
+                       "-c", "sandbox_workspace_write.exclude_tmpdir_env_var=true", "-c",
+                       "sandbox_workspace_write.exclude_slash_tmp=true"}));
     EXPECT_TRUE(injected->invocation.interactive);
 }
 

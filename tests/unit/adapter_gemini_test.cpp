@@ -181,18 +181,21 @@ TEST(Gemini, ProjectFilesAndSessionIds) {
     EXPECT_EQ(mcp->tool_name, "mcp_sonata-canary_touch");
     ASSERT_EQ(mcp->files.size(), 1U);
     EXPECT_EQ(mcp->files[0].path, "/w/.gemini/settings.json");
-    EXPECT_EQ(mcp->files[0].content,
-              "{\n  \"mcpServers\": {\n    \"sonata-canary\": {\n      \"command\": \"/bin/srv\",\n"
-              "      \"args\": [\n        \"--touch\",\n        \"/o/c\"\n      ]\n    }\n  }\n}\n");
+    EXPECT_EQ(
+        mcp->files[0].content,
+        "{\n  \"mcpServers\": {\n    \"sonata-canary\": {\n      \"command\": \"/bin/srv\",\n"
+        "      \"args\": [\n        \"--touch\",\n        \"/o/c\"\n      ]\n    }\n  }\n}\n");
     const auto hostile = adapter.hostile_files("/w", "/o/canary");
     ASSERT_EQ(hostile.size(), 3U);
     EXPECT_EQ(hostile[0].path, "/w/.gemini/settings.json");
     EXPECT_NE(hostile[0].content.find(R"("command": "touch /o/canary")"), std::string::npos);
 
-    const auto home = std::filesystem::temp_directory_path() / ("sonata-gemini-test-" + std::to_string(::getpid()));
+    const auto home = std::filesystem::temp_directory_path() /
+                      ("sonata-gemini-test-" + std::to_string(::getpid()));
     const auto chats = home / ".gemini/tmp/ws/chats";
-    ASSERT_TRUE(write_file_atomic((chats / "session-2026-11-30T01-00-abcd.json").string(),
-                                  R"({"sessionId":"0b7e9c1e-1111-4222-8333-944455556666","messages":[]})"));
+    ASSERT_TRUE(
+        write_file_atomic((chats / "session-2026-11-30T01-00-abcd.json").string(),
+                          R"({"sessionId":"0b7e9c1e-1111-4222-8333-944455556666","messages":[]})"));
     EXPECT_EQ(adapter.session_id("", "", home.string()), "0b7e9c1e-1111-4222-8333-944455556666");
     EXPECT_EQ(adapter.session_id("", "", (home / "none").string()), "");
     std::filesystem::remove_all(home);

@@ -11,10 +11,10 @@ namespace {
 using Strings = std::vector<std::string>;
 using Env = std::map<std::string, std::string>;
 
-const Strings k_unset_all{"IS_SANDBOX",      "OPENCODE_CONFIG_CONTENT", "OPENCODE_PERMISSION",
-                          "OPENCODE_CONFIG", "OPENCODE_CONFIG_DIR",     "OPENCODE_DISABLE_PROJECT_CONFIG"};
+const Strings k_unset_all{"IS_SANDBOX", "OPENCODE_CONFIG_CONTENT", "OPENCODE_PERMISSION",
+                          "OPENCODE_CONFIG", "OPENCODE_CONFIG_DIR"};
 const Strings k_unset_but_config{"IS_SANDBOX", "OPENCODE_PERMISSION", "OPENCODE_CONFIG",
-                                 "OPENCODE_CONFIG_DIR", "OPENCODE_DISABLE_PROJECT_CONFIG"};
+                                 "OPENCODE_CONFIG_DIR"};
 const std::string k_v1_plan_json =
     R"({"agent":{"plan":{"permission":{"*":"deny","read":"allow","grep":"allow","glob":"allow"}}}})";
 const Strings k_read_only{"write-withheld", "shell-write-withheld", "delegation-escape",
@@ -23,6 +23,8 @@ const Strings k_workspace{"outside-workspace-write", "hostile-workspace"};
 const Strings k_injected_edits{"outside-workspace-write", "hostile-workspace", "rm-prompt",
                                "delegation-escape"};
 const std::string k_no_sandbox = "no sandbox: shell commands run unasked";
+const std::string k_edits_note =
+    "writes outside the workspace are auto-rejected, and the run ends there";
 const std::string k_injected_note = "tool permission rules of an injected agent, not an OS sandbox";
 const std::string k_plan_agent_json =
     R"({"agent":{"sonata-plan":{"mode":"primary","permission":{"*":"deny","read":"allow","grep":"allow",)"
@@ -31,7 +33,9 @@ const std::string k_edit_agent_json =
     R"({"agent":{"sonata-edit":{"mode":"primary","permission":{"*":"deny","read":"allow","grep":"allow",)"
     R"("glob":"allow","edit":"allow","write":"allow","patch":"allow"}}}})";
 
+// Every mapping keeps opencode from loading the repository's own config.
 Invocation headless(Strings argv, Env env, Strings unset, Strings relies, Strings notes) {
+    env["OPENCODE_DISABLE_PROJECT_CONFIG"] = "1";
     return Invocation{.argv = std::move(argv),
                       .env = std::move(env),
                       .env_unset = std::move(unset),
@@ -84,26 +88,25 @@ INSTANTIATE_TEST_SUITE_P(
     Line1_18, OpenCodeCell,
     ::testing::Values(
         Cell{"plan", opencode(k_v1, Mode::plan),
-             headless({"opencode", "run", "--agent", "plan", "--"}, {{"OPENCODE_CONFIG_CONTENT", k_v1_plan_json}}, k_unset_but_config, k_read_only,
-                      {})},
+             headless({"opencode", "run", "--agent", "plan", "--"},
+                      {{"OPENCODE_CONFIG_CONTENT", k_v1_plan_json}}, k_unset_but_config,
+                      k_read_only, {})},
         Cell{"read_only_role_in_bypass",
              opencode(k_v1, Mode::bypass_permissions, RoleKind::read_only),
-             headless({"opencode", "run", "--agent", "plan", "--"}, {{"OPENCODE_CONFIG_CONTENT", k_v1_plan_json}}, k_unset_but_config, k_read_only,
-                      {})},
+             headless({"opencode", "run", "--agent", "plan", "--"},
+                      {{"OPENCODE_CONFIG_CONTENT", k_v1_plan_json}}, k_unset_but_config,
+                      k_read_only, {})},
         Cell{"acceptEdits", opencode(k_v1, Mode::accept_edits),
-             headless({"opencode", "run", "--agent", "build", "--auto", "--"}, {}, k_unset_all,
-                      k_workspace, {k_no_sandbox})},
+             headless({"opencode", "run", "--agent", "build", "--"}, {}, k_unset_all, k_workspace,
+                      {k_edits_note, k_no_sandbox})},
         Cell{"bypassPermissions", opencode(k_v1, Mode::bypass_permissions),
              headless({"opencode", "run", "--agent", "build", "--auto", "--"}, {}, k_unset_all,
                       k_workspace, {k_no_sandbox})},
         Cell{"acceptEdits_without_bypass",
              opencode(k_v1, Mode::accept_edits, RoleKind::write,
                       {{"dangerously_skip_permissions", "false"}}),
-             headless(
-                 {"opencode", "run", "--agent", "build", "--"}, {}, k_unset_all, k_workspace,
-                 {"dangerously_skip_permissions=false: no --auto; actions that would be asked are "
-                  "auto-rejected",
-                  k_no_sandbox})},
+             headless({"opencode", "run", "--agent", "build", "--"}, {}, k_unset_all, k_workspace,
+                      {k_edits_note, k_no_sandbox})},
         Cell{"bypass_without_bypass",
              opencode(k_v1, Mode::bypass_permissions, RoleKind::write,
                       {{"dangerously_skip_permissions", "false"}}),
@@ -151,18 +154,21 @@ INSTANTIATE_TEST_SUITE_P(
     VersionFallback, OpenCodeCell,
     ::testing::Values(
         Cell{"unknown_version", opencode("", Mode::plan),
-             headless({"opencode", "run", "--agent", "plan", "--"}, {{"OPENCODE_CONFIG_CONTENT", k_v1_plan_json}}, k_unset_but_config, k_read_only,
-                      {"opencode version unknown: using the 1.18 mapping"})},
+             headless({"opencode", "run", "--agent", "plan", "--"},
+                      {{"OPENCODE_CONFIG_CONTENT", k_v1_plan_json}}, k_unset_but_config,
+                      k_read_only, {"opencode version unknown: using the 1.18 mapping"})},
         Cell{"unparseable_version", opencode("nightly", Mode::accept_edits),
-             headless({"opencode", "run", "--agent", "build", "--auto", "--"}, {}, k_unset_all,
-                      k_workspace,
-                      {"opencode version unknown: using the 1.18 mapping", k_no_sandbox})},
+             headless({"opencode", "run", "--agent", "build", "--"}, {}, k_unset_all, k_workspace,
+                      {"opencode version unknown: using the 1.18 mapping", k_edits_note,
+                       k_no_sandbox})},
         Cell{"pre_1_version", opencode("0.15.2", Mode::plan),
-             headless({"opencode", "run", "--agent", "plan", "--"}, {{"OPENCODE_CONFIG_CONTENT", k_v1_plan_json}}, k_unset_but_config, k_read_only,
-                      {"opencode 0.15.2 predates 1.x: using the 1.18 mapping"})},
+             headless({"opencode", "run", "--agent", "plan", "--"},
+                      {{"OPENCODE_CONFIG_CONTENT", k_v1_plan_json}}, k_unset_but_config,
+                      k_read_only, {"opencode 0.15.2 predates 1.x: using the 1.18 mapping"})},
         Cell{"other_1_x_version", opencode("1.2.0", Mode::plan),
-             headless({"opencode", "run", "--agent", "plan", "--"}, {{"OPENCODE_CONFIG_CONTENT", k_v1_plan_json}}, k_unset_but_config, k_read_only,
-                      {})}),
+             headless({"opencode", "run", "--agent", "plan", "--"},
+                      {{"OPENCODE_CONFIG_CONTENT", k_v1_plan_json}}, k_unset_but_config,
+                      k_read_only, {})}),
     [](const auto& cell) { return cell.param.name; });
 
 PlanCase resumed(PlanCase c, std::string model = {}) {
@@ -180,12 +186,14 @@ INSTANTIATE_TEST_SUITE_P(
     ResumeAndModel, OpenCodeCell,
     ::testing::Values(
         Cell{"v1_plan_resume", resumed(opencode(k_v1, Mode::plan)),
-             headless({"opencode", "run", "--agent", "plan", "--session", "ses_8f2a", "--"}, {{"OPENCODE_CONFIG_CONTENT", k_v1_plan_json}}, k_unset_but_config, plus_resume(k_read_only), {})},
+             headless({"opencode", "run", "--agent", "plan", "--session", "ses_8f2a", "--"},
+                      {{"OPENCODE_CONFIG_CONTENT", k_v1_plan_json}}, k_unset_but_config,
+                      plus_resume(k_read_only), {})},
         Cell{"v1_edits_resume_with_model",
              resumed(opencode(k_v1, Mode::accept_edits), "openai/gpt-5"),
-             headless({"opencode", "run", "--agent", "build", "--auto", "--model", "openai/gpt-5",
+             headless({"opencode", "run", "--agent", "build", "--model", "openai/gpt-5",
                        "--session", "ses_8f2a", "--"},
-                      {}, k_unset_all, plus_resume(k_workspace), {k_no_sandbox})},
+                      {}, k_unset_all, plus_resume(k_workspace), {k_edits_note, k_no_sandbox})},
         Cell{"v2_plan_resume_reinjects_agent", resumed(opencode(k_v2, Mode::plan)),
              headless({"opencode", "run", "--standalone", "--agent", "sonata-plan", "--session",
                        "ses_8f2a", "--"},
@@ -217,7 +225,9 @@ TEST(OpenCodeAdapter, DefaultIsRefusedForWriteRolesOnBothLines) {
 TEST(OpenCodeAdapter, DefaultParentWithReadOnlyRoleRunsAsPlan) {
     auto decision = decide_ok(opencode(k_v1, Mode::default_mode, RoleKind::read_only));
     ASSERT_TRUE(decision && decision->runs());
-    EXPECT_EQ(decision->invocation(), headless({"opencode", "run", "--agent", "plan", "--"}, {{"OPENCODE_CONFIG_CONTENT", k_v1_plan_json}}, k_unset_but_config, k_read_only, {}));
+    EXPECT_EQ(decision->invocation(), headless({"opencode", "run", "--agent", "plan", "--"},
+                                               {{"OPENCODE_CONFIG_CONTENT", k_v1_plan_json}},
+                                               k_unset_but_config, k_read_only, {}));
 }
 
 TEST(OpenCodeAdapter, ForbiddenFlagsPerMode) {
@@ -277,13 +287,13 @@ TEST(OpenCodeAdapter, EndpointInjectionOn1_18SetsTheConfigAndStopsUnsettingIt) {
     ASSERT_TRUE(decision && decision->runs());
     auto injected = (*adapter)->inject_endpoint(decision->invocation(), probe_endpoint());
     ASSERT_TRUE(injected) << injected.error().message;
-    const Invocation want = headless({"opencode", "run", "--agent", "build", "--auto", "--model",
-                                      "sonata-probe/sonata-probe-model", "--"},
-                                     {{"OPENCODE_CONFIG_CONTENT", "{" + k_provider_json + "}"},
-                                      {"OPENCODE_DISABLE_MODELS_FETCH", "1"},
-                                      {"OPENCODE_DISABLE_AUTOUPDATE", "1"},
-                                      {"XDG_DATA_HOME", "/run/home/.local/share"}},
-                                     k_unset_but_config, k_workspace, {k_no_sandbox});
+    const Invocation want = headless(
+        {"opencode", "run", "--agent", "build", "--model", "sonata-probe/sonata-probe-model", "--"},
+        {{"OPENCODE_CONFIG_CONTENT", "{" + k_provider_json + "}"},
+         {"OPENCODE_DISABLE_MODELS_FETCH", "1"},
+         {"OPENCODE_DISABLE_AUTOUPDATE", "1"},
+         {"XDG_DATA_HOME", "/run/home/.local/share"}},
+        k_unset_but_config, k_workspace, {k_edits_note, k_no_sandbox});
     EXPECT_EQ(injected->invocation, want) << show(injected->invocation);
     EXPECT_TRUE(injected->files.empty());
 }
@@ -326,8 +336,9 @@ TEST(OpenCodeAdapter, ProjectMcpAndSessionId) {
     EXPECT_EQ(mcp->tool_name, "sonata-canary_touch");
     ASSERT_EQ(mcp->files.size(), 1U);
     EXPECT_EQ(mcp->files[0].path, "/w/opencode.json");
-    EXPECT_EQ(adapter.session_id("", "INFO service=session id=ses_3f1aBc9 created\nses_zz", "/nowhere"),
-              "ses_3f1aBc9");
+    EXPECT_EQ(
+        adapter.session_id("", "INFO service=session id=ses_3f1aBc9 created\nses_zz", "/nowhere"),
+        "ses_3f1aBc9");
     EXPECT_EQ(adapter.session_id("", "", "/nowhere"), "");
     EXPECT_EQ(adapter.hostile_files("/w", "/o/canary").size(), 2U);
 }

@@ -76,7 +76,8 @@ INSTANTIATE_TEST_SUITE_P(
         Cell{"read_only_role_in_default", pi("pi", Mode::default_mode, RoleKind::read_only),
              pi_run({"pi", "-p", "--no-extensions", "--tools", "read,grep,find,ls"}, k_read_only)},
         Cell{"acceptEdits", pi("pi", Mode::accept_edits),
-             pi_run({"pi", "-p", "--no-extensions", "--tools", k_all_tools}, k_workspace, {k_no_sandbox})},
+             pi_run({"pi", "-p", "--no-extensions", "--tools", k_all_tools}, k_workspace,
+                    {k_no_sandbox})},
         Cell{"bypassPermissions", pi("pi", Mode::bypass_permissions),
              pi_run({"pi", "-p", "--no-extensions", "--tools", k_all_tools}, {}, {k_no_sandbox})},
         Cell{"bypass_without_bypass",
@@ -97,12 +98,15 @@ INSTANTIATE_TEST_SUITE_P(
              pi("pi-docs-2", Mode::accept_edits, RoleKind::read_only),
              pi_run({"pi", "-p", "--no-extensions", "--tools", "read,grep,find,ls"}, k_read_only)},
         Cell{"acceptEdits", pi("pi-review", Mode::accept_edits),
-             pi_run({"pi", "-p", "--no-extensions", "--tools", "read,grep,find,ls,edit,write"}, k_workspace_no_shell)},
+             pi_run({"pi", "-p", "--no-extensions", "--tools", "read,grep,find,ls,edit,write"},
+                    k_workspace_no_shell)},
         Cell{"bypassPermissions", pi("pi-review", Mode::bypass_permissions),
-             pi_run({"pi", "-p", "--no-extensions", "--tools", "read,bash,edit,write"}, {}, {k_no_sandbox})},
+             pi_run({"pi", "-p", "--no-extensions", "--tools", "read,bash,edit,write"}, {},
+                    {k_no_sandbox})},
         Cell{"bypass_without_bypass",
              pi("pi-review", Mode::bypass_permissions, RoleKind::write, k_no_bypass),
-             pi_run({"pi", "-p", "--no-extensions", "--tools", "read,grep,find,ls,edit,write"}, k_workspace_no_shell,
+             pi_run({"pi", "-p", "--no-extensions", "--tools", "read,grep,find,ls,edit,write"},
+                    k_workspace_no_shell,
                     {"dangerously_skip_permissions=false: runs with the acceptEdits tools"})}),
     [](const auto& cell) { return cell.param.name; });
 
@@ -111,8 +115,9 @@ TEST(PiAdapter, ModelIsPassedOn) {
     c.model = "anthropic/claude-sonnet-4-5";
     auto decision = decide_case(c);
     ASSERT_TRUE(decision && decision->runs());
-    EXPECT_EQ(decision->invocation().argv, (Strings{"pi", "-p", "--no-extensions", "--tools", k_all_tools, "--model",
-                                                    "anthropic/claude-sonnet-4-5"}));
+    EXPECT_EQ(decision->invocation().argv,
+              (Strings{"pi", "-p", "--no-extensions", "--tools", k_all_tools, "--model",
+                       "anthropic/claude-sonnet-4-5"}));
 }
 
 Refusal default_refusal(const std::string& id) {
@@ -141,18 +146,21 @@ TEST(PiAdapter, ResumeRepassesTheToolList) {
         ASSERT_TRUE(decision && decision->runs()) << id;
         Strings relies = k_read_only;
         relies.emplace_back("resume-keeps-mode");
-        EXPECT_EQ(decision->invocation(),
-                  pi_run({"pi", "-p", "--no-extensions", "--tools", "read,grep,find,ls", "--session", "a1b2c3"}, relies))
+        EXPECT_EQ(decision->invocation(), pi_run({"pi", "-p", "--no-extensions", "--tools",
+                                                  "read,grep,find,ls", "--session", "a1b2c3"},
+                                                 relies))
             << show(decision->invocation());
     }
 }
 
 TEST(PiAdapter, SessionIdIsTheNewestSessionFilesUuid) {
     const auto& adapter = **adapters::find_adapter("pi");
-    const auto home = std::filesystem::temp_directory_path() / ("sonata-pi-test-" + std::to_string(::getpid()));
+    const auto home =
+        std::filesystem::temp_directory_path() / ("sonata-pi-test-" + std::to_string(::getpid()));
     const auto dir = home / ".pi/agent/sessions/--run-ws--";
-    ASSERT_TRUE(write_file_atomic((dir / "2026-11-30T01-00-00-000Z_5b0c2d1e-aaaa-4bbb-8ccc-0123456789ab.jsonl").string(),
-                                  "{}\n"));
+    ASSERT_TRUE(write_file_atomic(
+        (dir / "2026-11-30T01-00-00-000Z_5b0c2d1e-aaaa-4bbb-8ccc-0123456789ab.jsonl").string(),
+        "{}\n"));
     EXPECT_EQ(adapter.session_id("", "", home.string()), "5b0c2d1e-aaaa-4bbb-8ccc-0123456789ab");
     EXPECT_EQ(adapter.session_id("", "", (home / "none").string()), "");
     std::filesystem::remove_all(home);
@@ -187,7 +195,7 @@ TEST(PiAdapter, ProfilesAnswerForKebabLabelsOnly) {
 TEST(PiAdapter, ForbiddenFlagsPerMode) {
     auto adapter = adapters::find_adapter("pi");
     ASSERT_TRUE(adapter);
-    const Strings always{"--continue", "-c",     "--resume",  "-r",
+    const Strings always{"--continue",   "-c",     "--resume",  "-r",
                          "--session-id", "--fork", "--approve", "-a"};
     Strings plan = always;
     plan.insert(plan.end(), {"--extension", "-e"});
@@ -275,8 +283,8 @@ TEST(PiAdapter, EndpointInjectionReplacesAGivenModel) {
     auto injected = (*adapter)->inject_endpoint(decision->invocation(), probe_endpoint());
     ASSERT_TRUE(injected);
     EXPECT_EQ(injected->invocation.argv,
-              (Strings{"pi", "-p", "--no-extensions", "--tools", k_all_tools, "--provider", "sonata-probe", "--model",
-                       "sonata-probe-model"}));
+              (Strings{"pi", "-p", "--no-extensions", "--tools", k_all_tools, "--provider",
+                       "sonata-probe", "--model", "sonata-probe-model"}));
 }
 
 TEST(PiAdapter, ProtocolAndToolVocabulary) {

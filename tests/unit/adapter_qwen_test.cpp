@@ -27,14 +27,19 @@ const std::string k_edit_note =
     "headless: edits run unasked; commands that need approval are withheld or "
     "refused, not asked";
 const std::string k_key = "sonata-probe-key-0000000000000000";
+const std::string k_bare_note =
+    "--bare: qwen's settings files (system, user and the repository's) are not read, so "
+    "credentials must come from the environment or flags";
 
+// `qwen --approval-mode <tail[0]> --bare <tail[1..]>`; every tier ends its notes with --bare's.
 Invocation qwen(Strings tail, Strings relies, Strings notes) {
     Invocation inv;
-    inv.argv = {"qwen", "--approval-mode"};
-    inv.argv.insert(inv.argv.end(), tail.begin(), tail.end());
+    inv.argv = {"qwen", "--approval-mode", tail.front(), "--bare"};
+    inv.argv.insert(inv.argv.end(), tail.begin() + 1, tail.end());
     inv.env_unset = k_unset;
     inv.prompt = PromptChannel::stdin_pipe;
     inv.relies_on = std::move(relies);
+    notes.push_back(k_bare_note);
     inv.notes = std::move(notes);
     return inv;
 }
@@ -143,7 +148,8 @@ TEST(Qwen, EndpointInjectionAddsOpenAiFlagsAndTheProbeModel) {
     const auto fresh = inject(dispatch(Mode::plan));
     Invocation want = qwen({"plan"}, k_read_only, {});
     want.argv = k_auth;
-    want.argv.insert(want.argv.end(), {"-m", "sonata-probe-model", "--approval-mode", "plan"});
+    want.argv.insert(want.argv.end(),
+                     {"-m", "sonata-probe-model", "--approval-mode", "plan", "--bare"});
     EXPECT_EQ(fresh.invocation, want) << show(fresh.invocation);
     EXPECT_EQ(
         files_of(fresh),
@@ -154,8 +160,8 @@ TEST(Qwen, EndpointInjectionAddsOpenAiFlagsAndTheProbeModel) {
 
     const auto resumed = inject(resumed_plan());
     want.argv = k_auth;
-    want.argv.insert(want.argv.end(),
-                     {"--approval-mode", "plan", "-m", "sonata-probe-model", "--resume", "sess-1"});
+    want.argv.insert(want.argv.end(), {"--approval-mode", "plan", "--bare", "-m",
+                                       "sonata-probe-model", "--resume", "sess-1"});
     want.relies_on.emplace_back("resume-keeps-mode");
     EXPECT_EQ(resumed.invocation, want) << show(resumed.invocation);
 }

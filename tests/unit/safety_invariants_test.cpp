@@ -183,8 +183,8 @@ TEST(SafetyInvariants, ClaudeBypassAsRootIsAnExplainedRefusal) {
     auto as_user = decide(request);
     ASSERT_TRUE(as_user && as_user->runs());
     EXPECT_EQ(as_user->invocation().argv,
-              (std::vector<std::string>{"claude", "-p", "--setting-sources=user", "--permission-mode",
-                                        "bypassPermissions"}));
+              (std::vector<std::string>{"claude", "-p", "--setting-sources=user",
+                                        "--permission-mode", "bypassPermissions"}));
 }
 
 TEST(SafetyInvariants, ForbiddenExtraArgsFromConfigAreRejected) {
