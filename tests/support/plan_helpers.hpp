@@ -23,6 +23,7 @@ struct PlanCase {
     std::string resume;
     std::vector<std::string> extra_args; ///< As a config's `args` would add them.
     adapters::HostFacts host; ///< Not root, no managed MCP config: tests never read the machine.
+    std::string support_dir;  ///< Non-empty: support files are written there (else nowhere).
 };
 
 /// Runs adapters::decide on `plan_case`, with the adapter's bare executable name as argv[0].

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "adapters/registry.hpp"
@@ -11,6 +12,7 @@
 #include "core/fs.hpp"
 #include "core/process.hpp"
 #include "tests/support/mode_table.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 namespace sonata::testing {
 namespace {
@@ -38,7 +40,7 @@ const std::string k_edit_note =
     "headless: edits run unasked; commands that need approval are withheld or "
     "refused, not asked";
 
-// The planner keeps the policy file in the machine dir of the test process's own environment.
+// The policy file's place when no support dir is given: the machine dir of sonata's environment.
 std::string policy_path() {
     return machine_dir(current_environment()) + "/support/gemini-deny-mode-switch.toml";
 }
@@ -164,10 +166,19 @@ TEST(Gemini, YoloFlagsAreForbiddenInEveryMode) {
 TEST(Gemini, PolicyFlagIsReservedForTheMappingAndItsFileIsWritten) {
     EXPECT_EQ(extra_args_error(dispatch(Mode::plan), {"--policy", "/x/allow.toml"}).message,
               "flag '--policy' is forbidden for gemini in plan mode (config)");
-    ASSERT_TRUE(decide_case(dispatch(Mode::plan)));
-    auto written = read_file_bounded(policy_path(), 4096);
+    testing::ScratchDir dir;
+    PlanCase plan = dispatch(Mode::plan);
+    plan.support_dir = dir.path() + "/support";
+    const auto decision = decide_case(plan);
+    ASSERT_TRUE(decision && decision->runs());
+    const std::string policy = plan.support_dir + "/gemini-deny-mode-switch.toml";
+    const auto& argv = decision->invocation().argv;
+    EXPECT_NE(std::find(argv.begin(), argv.end(), policy), argv.end()) << show(decision->invocation());
+    auto written = read_file_bounded(policy, 4096);
     ASSERT_TRUE(written) << written.error().message;
     EXPECT_EQ(*written, k_policy);
+    // Without a support dir the planner names the file and writes nothing.
+    ASSERT_TRUE(decide_case(dispatch(Mode::plan)));
     const auto& adapter = **adapters::find_adapter("gemini");
     EXPECT_EQ(files_of(adapters::EndpointInjection{{}, adapter.support_files("/s")}),
               (std::vector<std::pair<std::string, std::string>>{
