@@ -4,6 +4,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <filesystem>
+
 namespace sonata::adapters {
 namespace {
 
@@ -17,6 +20,48 @@ std::string expand_home(const std::string& dir, const Environment& env) {
     const auto home = env.find("HOME");
     return (home == env.end() ? std::string("/root") : home->second) + dir.substr(1);
 }
+
+/// A throwaway HOME, XDG dirs, TMPDIR and working directory for one `--version`: some harnesses
+/// write there even to print their version (codex 0.171 unpacks helpers into ~/.codex/tmp, gemini
+/// 0.61 leaves ~/.gemini/projects.json.*.tmp), and none of that may land in the user's HOME.
+class VersionWorld {
+public:
+    explicit VersionWorld(const Environment& env) {
+        const auto tmp = env.find("TMPDIR");
+        std::string pattern = (tmp == env.end() || tmp->second.empty() ? std::string("/tmp") : tmp->second) +
+                              "/sonata-version-XXXXXX";
+        if (::mkdtemp(pattern.data()) == nullptr) return;
+        m_root = pattern;
+        std::error_code ec;
+        for (const char* dir : {"home", "tmp", "cache", "config", "data", "state"}) {
+            std::filesystem::create_directory(m_root + "/" + dir, ec);
+        }
+    }
+    ~VersionWorld() {
+        std::error_code ec;
+        if (!m_root.empty()) std::filesystem::remove_all(m_root, ec);
+    }
+    VersionWorld(const VersionWorld&) = delete;
+    VersionWorld& operator=(const VersionWorld&) = delete;
+
+    /// The environment for the version command: PATH and LANG from `env`, everything else fresh.
+    /// Empty when no scratch directory could be made (then `env` is used as it is).
+    Environment environment(const Environment& env) const {
+        if (m_root.empty()) return env;
+        Environment out{{"HOME", m_root + "/home"},          {"TMPDIR", m_root + "/tmp"},
+                        {"XDG_CACHE_HOME", m_root + "/cache"}, {"XDG_CONFIG_HOME", m_root + "/config"},
+                        {"XDG_DATA_HOME", m_root + "/data"},   {"XDG_STATE_HOME", m_root + "/state"},
+                        {"TERM", "dumb"},                      {"NO_COLOR", "1"}};
+        for (const char* name : {"PATH", "LANG"}) {
+            if (const auto it = env.find(name); it != env.end()) out[name] = it->second;
+        }
+        return out;
+    }
+    const std::string& root() const { return m_root; }
+
+private:
+    std::string m_root;
+};
 
 }  // namespace
 
@@ -58,7 +103,9 @@ HarnessStatus detect_harness(const Adapter& adapter, const std::string& id, cons
     ProcessRequest request;
     request.argv = {status.path};
     for (const auto& arg : adapter.version_args()) request.argv.push_back(arg);
-    request.env = env;
+    const VersionWorld world(env);
+    request.env = world.environment(env);
+    if (!world.root().empty()) request.cwd = world.root();
     request.timeout = config.version_timeout;
     request.max_output_bytes = 64U * 1024U;
     auto result = runner.run(request);

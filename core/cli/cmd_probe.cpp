@@ -7,11 +7,13 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
-#include <thread>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <sstream>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -205,11 +207,41 @@ private:
     void watch() {
         const timespec poll{0, 200'000'000};
         while (!m_done) {
-            if (::sigtimedwait(&m_signals, nullptr, &poll) < 0) continue;
+            siginfo_t info{};
+            if (::sigtimedwait(&m_signals, &info, &poll) < 0) continue;
+            if (info.si_pid > 0 && descends_from_us(info.si_pid)) {
+                // A harness under probe (or a helper it left behind, which sonata adopted as the
+                // subreaper) must not be able to end the run by signalling its parent.
+                std::cerr << fmt::format("\nsonata: ignored {} from pid {}, a process sonata started\n",
+                                         ::sigabbrev_np(info.si_signo) != nullptr ? ::sigabbrev_np(info.si_signo) : "?",
+                                         info.si_pid);
+                continue;
+            }
             if (m_cancel.exchange(true)) std::_Exit(130);
-            const char message[] = "\nsonata: interrupted: stopping the running cells (again to quit now)\n";
-            (void)!::write(STDERR_FILENO, message, sizeof message - 1);
+            std::cerr << fmt::format("\nsonata: interrupted by {} from pid {}: stopping the running cells "
+                                     "(again to quit now)\n",
+                                     ::sigabbrev_np(info.si_signo) != nullptr ? ::sigabbrev_np(info.si_signo) : "?",
+                                     info.si_pid);
         }
+    }
+
+    /// Whether `pid`'s chain of parents reaches sonata (an orphan sonata adopted counts).
+    static bool descends_from_us(pid_t pid) {
+        const pid_t self = ::getpid();
+        for (int depth = 0; depth < 64 && pid > 1; ++depth) {
+            std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+            std::string stat;
+            if (!std::getline(in, stat)) return false;
+            const auto end = stat.rfind(')');
+            if (end == std::string::npos) return false;
+            std::istringstream fields(stat.substr(end + 1));
+            std::string state;
+            pid_t parent = 0;
+            fields >> state >> parent;
+            if (parent == self) return true;
+            pid = parent;
+        }
+        return false;
     }
 
     sigset_t m_signals{};

@@ -1,0 +1,220 @@
+// The conformance tier: the whole probe catalogue against the pinned real harness CLIs
+// (tests/conformance/harnesses.json, installed by scripts/install-harnesses), through the real
+// `sonata probe`, compared cell by cell with the committed expected matrix
+// (tests/conformance/expected/<harness>.json). A changed verdict fails with the Markdown diff of the
+// cells that changed, so a harness upgrade is a reviewed change to the pins and the expected matrix
+// together. A harness that is not installed is skipped with the reason.
+//
+// Real processes are slow and a loaded machine can starve one cell into a timeout, so a cell that
+// differs is measured once more; only a cell that differs twice fails.
+//
+// SONATA_UPDATE_EXPECTED=1 rewrites the harness's expected matrix (and fails, so the change is read
+// in `git diff` before it is committed).
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "core/matrix.hpp"
+#include "core/process.hpp"
+#include "reports/diff.hpp"
+#include "tests/support/scratch_dir.hpp"
+#include "tests/support/sonata_run.hpp"
+
+namespace sonata {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+struct Pin {
+    std::string id;
+    std::string version;
+    std::string binary;
+};
+
+void PrintTo(const Pin& pin, std::ostream* os) { *os << pin.id << " " << pin.version; }
+
+std::string source(const std::string& relative) { return std::string(SONATA_SOURCE_DIR) + "/" + relative; }
+
+std::string expected_path(const std::string& id) { return source("tests/conformance/expected/" + id + ".json"); }
+
+std::vector<Pin> pins() {
+    const auto doc = json::parse(testing::read_text(source("tests/conformance/harnesses.json")));
+    std::vector<Pin> out;
+    for (const auto& h : doc.at("harnesses")) out.push_back({h.at("id"), h.at("version"), h.at("binary")});
+    return out;
+}
+
+std::string env_or(const char* name, const std::string& fallback) {
+    const char* value = std::getenv(name);
+    return value == nullptr ? fallback : std::string(value);
+}
+
+/// Only the cells of one harness version.
+Matrix cells_of(const Matrix& m, const Pin& pin) {
+    Matrix out;
+    for (const auto& c : m.cells) {
+        if (c.harness == pin.id && c.version == pin.version) out.cells.push_back(c);
+    }
+    return out;
+}
+
+/// What the expected matrix keeps of a cell: the verdict and the reason, with this run's scratch
+/// directory written as <scratch>.
+Cell expected_form(Cell cell, const std::regex& scratch) {
+    Evidence kept;
+    kept.reason = std::regex_replace(cell.evidence.reason, scratch, "<scratch>");
+    cell.evidence = kept;
+    return cell;
+}
+
+class RealHarness : public ::testing::TestWithParam<Pin> {
+protected:
+    void SetUp() override {
+        const Pin& pin = GetParam();
+        m_bin = search_path(pin.binary, env_or("PATH", "/usr/bin:/bin")).value_or("");
+        if (m_bin.empty()) {
+            GTEST_SKIP() << pin.id << " " << pin.version << " is not installed (no '" << pin.binary
+                         << "' on PATH): scripts/install-harnesses installs the pins";
+        }
+    }
+
+    /// `sonata probe --harness ID [--probe P]...`, with its own HOME, XDG dirs and TMPDIR.
+    Matrix probe(const std::vector<std::string>& only) {
+        const Pin& pin = GetParam();
+        const std::string out = m_dir.path() + "/run.json";
+        std::vector<std::string> args{"probe", "--harness", pin.id, "--bin", pin.id + "=" + m_bin, "--no-save",
+                                      "--jobs", env_or("SONATA_CONFORMANCE_JOBS", "1"), "--out", out};
+        for (const auto& p : only) args.insert(args.end(), {"--probe", p});
+        Environment env = testing::hermetic_env(m_dir);
+        env["PATH"] = env_or("PATH", "/usr/bin:/bin");
+        ProcessRequest request;
+        request.argv = {SONATA_BIN};
+        request.argv.insert(request.argv.end(), args.begin(), args.end());
+        request.env = env;
+        request.cwd = m_dir.path();
+        request.timeout = std::chrono::minutes(45);  // the catalogue of one slow harness, loaded
+        auto result = make_system_runner()->run(request);
+        if (!result) {
+            ADD_FAILURE() << "cannot run sonata: " << result.error().message;
+            return {};
+        }
+        const auto& run = *result;
+        EXPECT_EQ(run.exit_code, 0) << run.err;
+        auto m = load_matrix(out);
+        EXPECT_TRUE(m) << (m ? "" : m.error().message) << "\n" << run.err;
+        expect_nothing_left();
+        return m ? *m : Matrix{};
+    }
+
+    /// Probing leaves nothing behind: no file in sonata's HOME, XDG dirs or TMPDIR (the harnesses
+    /// had their own, inside the removed scratch tree) and no process working under this test's
+    /// directory.
+    void expect_nothing_left() const {
+        for (const char* dir : {"home", "tmp", "xdg/cache", "xdg/config", "xdg/data", "xdg/state"}) {
+            std::error_code ec;
+            for (const auto& entry : fs::recursive_directory_iterator(m_dir.path() + "/" + dir, ec)) {
+                ADD_FAILURE() << "sonata probe left " << entry.path();
+            }
+        }
+        for (const auto& entry : fs::directory_iterator("/proc")) {
+            std::error_code ec;
+            const auto cwd = fs::read_symlink(entry.path() / "cwd", ec);
+            if (!ec && cwd.string().rfind(m_dir.path(), 0) == 0) {
+                ADD_FAILURE() << "process " << entry.path().filename() << " still runs in " << cwd;
+            }
+        }
+    }
+
+    testing::ScratchDir m_dir;
+    std::string m_bin;
+};
+
+TEST_P(RealHarness, CatalogueMatchesTheExpectedMatrix) {
+    const Pin& pin = GetParam();
+    const std::regex scratch(std::regex_replace(m_dir.path() + "/tmp", std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)") +
+                             "/sonata-probe-[A-Za-z0-9]{6}(/sonata-cell-[A-Za-z0-9]{6})?");
+    Matrix actual = probe({});
+    ASSERT_FALSE(actual.cells.empty()) << "no cell was measured";
+    for (auto& c : actual.cells) {
+        EXPECT_EQ(c.version, pin.version) << pin.id << ": installed version differs from the pin";
+        c = expected_form(c, scratch);
+    }
+
+    const std::string expected_file = expected_path(pin.id);
+    if (env_or("SONATA_UPDATE_EXPECTED", "") == "1") {
+        Matrix updated;
+        updated.merge(actual.cells);
+        ASSERT_TRUE(save_matrix(updated, expected_file));
+        FAIL() << "rewrote tests/conformance/expected/" << pin.id << ".json: read `git diff`, "
+               << "then run again without SONATA_UPDATE_EXPECTED";
+    }
+    auto expected_all = load_matrix(expected_file);
+    ASSERT_TRUE(expected_all) << expected_all.error().message;
+    const Matrix expected = cells_of(*expected_all, pin);
+    ASSERT_FALSE(expected.cells.empty()) << "the expected matrix has no cell for " << pin.id << " " << pin.version;
+
+    auto changes = reports::diff_matrices(expected, actual);
+    if (!changes.empty()) {  // measure the changed probes once more
+        std::set<std::string> again;
+        for (const auto& change : changes) again.insert(change.after ? change.after->probe : change.before->probe);
+        Matrix second = probe({again.begin(), again.end()});
+        for (auto& c : second.cells) c = expected_form(c, scratch);
+        actual.merge(second.cells);
+        changes = reports::diff_matrices(expected, actual);
+    }
+    EXPECT_TRUE(changes.empty()) << "verdicts changed twice in a row for " << pin.id << " " << pin.version << ":\n"
+                                 << reports::render_diff_markdown(changes, "expected/" + pin.id + ".json", "this run");
+}
+
+std::string pin_name(const ::testing::TestParamInfo<Pin>& param) { return param.param.id; }
+
+INSTANTIATE_TEST_SUITE_P(Pinned, RealHarness, ::testing::ValuesIn(pins()), pin_name);
+
+// With the expected matrix as this machine's, every mapping `sonata plan` would run stands on
+// cells that are enforced (or asked, or explained as not applicable), and everything else is a
+// refusal that says why. Needs no harness installed: it reads the committed matrix.
+class ExpectedMatrix : public ::testing::TestWithParam<Pin> {};
+
+TEST_P(ExpectedMatrix, EveryMappingSonataRunsStandsOnEnforcedCells) {
+    const Pin& pin = GetParam();
+    const std::string expected_file = expected_path(pin.id);
+    auto expected = load_matrix(expected_file);
+    ASSERT_TRUE(expected) << expected.error().message;
+    testing::ScratchDir dir;
+    const Environment env = testing::hermetic_env(dir);
+    const std::vector<std::pair<std::string, std::string>> cells{
+        {"plan", "read-only"}, {"default", "write"}, {"acceptEdits", "write"}, {"bypassPermissions", "write"}};
+    for (const auto& [mode, role] : cells) {
+        const auto run = testing::run_sonata({"plan", "--harness", pin.id, "--mode", mode, "--role", role,
+                                              "--harness-version", pin.version, "--matrix", expected_file, "--json"},
+                                             env, dir.path());
+        ASSERT_TRUE(run.exit_code == 0 || run.exit_code == 4) << run.err;
+        const auto doc = json::parse(run.out);
+        if (doc.at("decision") == "refuse") {
+            EXPECT_FALSE(doc.at("reason").get<std::string>().empty()) << pin.id << " " << mode;
+            continue;
+        }
+        for (const auto& property : doc.at("relies_on")) {
+            const Cell* cell = expected->find(pin.id, pin.version, property, mode, mode == "plan" ? "read-only" : role);
+            ASSERT_NE(cell, nullptr) << pin.id << " " << mode << ": sonata runs it, but " << property
+                                     << " is not in the expected matrix";
+            const bool holds = cell->verdict == Verdict::enforced || cell->verdict == Verdict::asked ||
+                               (cell->verdict == Verdict::not_applicable && !cell->evidence.reason.empty());
+            EXPECT_TRUE(holds) << pin.id << " " << mode << ": sonata runs it, but " << property << " is "
+                               << to_string(cell->verdict) << ": " << cell->evidence.reason;
+        }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Pinned, ExpectedMatrix, ::testing::ValuesIn(pins()), pin_name);
+
+}  // namespace
+}  // namespace sonata
