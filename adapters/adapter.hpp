@@ -145,6 +145,11 @@ public:
         return {};
     }
 
+    /// Flags the mapping may use that configured arguments may still repeat, because repeating
+    /// them cannot widen by itself (codex's `-c key=value`; its keys are checked against
+    /// reserved_flags()). Every other flag the mapping sets is sonata's alone.
+    virtual std::vector<std::string> repeatable_flags() const { return {}; }
+
     /// Files that invocations name and that must exist when they run (gemini's policy file), in
     /// `support_dir`. The planner writes them before it returns a decision that runs.
     virtual std::vector<FileToWrite> support_files(const std::string& support_dir) const {

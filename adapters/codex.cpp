@@ -154,6 +154,14 @@ public:
         return flags;
     }
 
+    std::vector<std::string> repeatable_flags() const override { return {"-c", "--config"}; }
+
+    std::vector<std::string> reserved_flags(Mode) const override {
+        // Config keys that would override the sandbox or approvals the mapping chose.
+        return {"sandbox_mode", "approval_policy", "sandbox_workspace_write", "sandbox_permissions",
+                "permissions", "profile", "profiles", "--profile", "-p"};
+    }
+
     WireProtocol protocol() const override { return WireProtocol::openai_responses; }
 
     ScreenPatterns screen_patterns() const override {

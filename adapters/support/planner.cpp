@@ -42,6 +42,48 @@ Result<void> check_forbidden(const Adapter& adapter, Mode mode, const std::vecto
     return {};
 }
 
+/// The option name of an argument ("--sandbox=x" → "--sandbox"); empty for a value or "--".
+std::string flag_name(const std::string& arg) {
+    if (arg.size() < 2 || arg.front() != '-' || arg == "--") return {};
+    return arg.substr(0, arg.find('='));
+}
+
+/// Configured arguments may not repeat a flag the mapping sets (a second `--sandbox` or
+/// `--permission-mode` could widen it), except flags the adapter declares repeatable; a value given
+/// to a repeatable flag (codex's `-c key=value`) may not name a reserved key.
+Result<void> check_repeats(const Adapter& adapter, Mode mode, const Invocation& mapped,
+                           const std::vector<std::string>& extra) {
+    const auto repeatable = adapter.repeatable_flags();
+    const auto reserved = adapter.reserved_flags(mode);
+    std::vector<std::string> mapped_flags;
+    for (const auto& arg : mapped.argv) {
+        if (auto name = flag_name(arg); !name.empty()) mapped_flags.push_back(name);
+    }
+    const auto refuse = [&](const std::string& what) {
+        return fail(ExitCode::config, what + " for " + std::string(adapter.id()) + " in " +
+                                          std::string(to_string(mode)) + " mode (config)");
+    };
+    for (std::size_t i = 0; i < extra.size(); ++i) {
+        const std::string name = flag_name(extra[i]);
+        if (name.empty()) continue;
+        if (contains(repeatable, name)) {
+            const bool inline_value = extra[i].size() > name.size();
+            const std::string value = inline_value ? extra[i].substr(name.size() + 1)
+                                                   : (i + 1 < extra.size() ? extra[i + 1] : std::string());
+            const std::string key = value.substr(0, value.find('='));
+            const std::string table = key.substr(0, key.find('.'));
+            if (contains(reserved, key) || contains(reserved, table)) {
+                return refuse("'" + name + " " + key + "' sets what sonata's mapping decides");
+            }
+            continue;
+        }
+        if (contains(mapped_flags, name)) {
+            return refuse("flag '" + name + "' is set by sonata's mapping and may not be repeated");
+        }
+    }
+    return {};
+}
+
 /// Writes each support file whose content differs from what is on disk (atomically, 0600).
 Result<void> write_support_files(const std::vector<FileToWrite>& files) {
     for (const auto& file : files) {
@@ -108,6 +150,9 @@ Result<Decision> decide(const PlanRequest& request) {
 
     if (decision.runs()) {
         auto& invocation = std::get<Invocation>(decision.outcome);
+        if (auto repeats = check_repeats(a, decision.effective_mode, invocation, request.extra_args); !repeats) {
+            return tl::unexpected(repeats.error());
+        }
         // Configured arguments go before whatever must stay last: a "--" that ends the options,
         // or a flag whose value is the prompt sonata appends (grok's and agy's `-p`).
         const bool keep_last = invocation.argv.back() == "--" ||

@@ -1,0 +1,65 @@
+// Configured extra arguments may only add to a mapping, never repeat a flag it sets: a second
+// `--sandbox`, `--permission-mode`, `--approval-mode` or `--agent` could widen the mode (the
+// harness would take the last one). codex's repeatable `-c` may not name a key the mapping decides.
+#include <gtest/gtest.h>
+
+#include "tests/support/plan_helpers.hpp"
+
+namespace sonata::testing {
+namespace {
+
+struct Repeat {
+    std::string harness;
+    std::vector<std::string> args;
+    std::string error;
+};
+
+PlanCase read_only(const std::string& harness, std::vector<std::string> args) {
+    PlanCase plan;
+    plan.harness = harness;
+    plan.parent_mode = Mode::plan;
+    plan.role = RoleKind::read_only;
+    plan.extra_args = std::move(args);
+    return plan;
+}
+
+TEST(ConfigArgs, MayNotRepeatAFlagTheMappingSets) {
+    const std::vector<Repeat> repeats{
+        {"codex", {"--sandbox", "danger-full-access"},
+         "flag '--sandbox' is set by sonata's mapping and may not be repeated for codex in plan mode (config)"},
+        {"claude", {"--permission-mode", "bypassPermissions"},
+         "flag '--permission-mode' is set by sonata's mapping and may not be repeated for claude in plan mode (config)"},
+        {"gemini", {"--approval-mode=yolo"},
+         "flag '--approval-mode' is set by sonata's mapping and may not be repeated for gemini in plan mode (config)"},
+        {"qwen", {"--approval-mode", "yolo"},
+         "flag '--approval-mode' is set by sonata's mapping and may not be repeated for qwen in plan mode (config)"},
+        {"opencode", {"--agent", "build"},
+         "flag '--agent' is set by sonata's mapping and may not be repeated for opencode in plan mode (config)"},
+    };
+    for (const auto& r : repeats) {
+        const auto decision = decide_case(read_only(r.harness, r.args));
+        ASSERT_FALSE(decision) << r.harness << ": " << show(decision->invocation());
+        EXPECT_EQ(decision.error().code, ExitCode::config) << r.harness;
+        EXPECT_EQ(decision.error().message, r.error);
+    }
+}
+
+TEST(ConfigArgs, CodexConfigOverridesMayNotTouchTheSandboxOrApprovals) {
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"-c", "sandbox_mode=\"danger-full-access\""},
+          std::vector<std::string>{"-c", "approval_policy=\"never\""},
+          std::vector<std::string>{"--config=sandbox_workspace_write.writable_roots=[\"/\"]"},
+          std::vector<std::string>{"-p", "wide-open"}}) {
+        const auto decision = decide_case(read_only("codex", args));
+        ASSERT_FALSE(decision) << args.back();
+        EXPECT_EQ(decision.error().code, ExitCode::config) << args.back();
+    }
+    const auto allowed = decide_case(read_only("codex", {"-c", "model_reasoning_effort=\"high\""}));
+    ASSERT_TRUE(allowed) << allowed.error().message;
+    const auto& argv = allowed->invocation().argv;
+    EXPECT_EQ(std::vector<std::string>(argv.end() - 2, argv.end()),
+              (std::vector<std::string>{"-c", "model_reasoning_effort=\"high\""}));
+}
+
+}  // namespace
+}  // namespace sonata::testing
