@@ -11,12 +11,12 @@
 #include <atomic>
 #include <cerrno>
 #include <csignal>
-#include <fstream>
 #include <random>
-#include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
+
+#include "core/proc_stat.hpp"
 
 namespace sonata {
 namespace {
@@ -76,20 +76,11 @@ int to_int(const std::string& text, int fallback) {
 
 /// The wait status of `pid` if it is a zombie, from field 52 of /proc/<pid>/stat (Linux ≥ 3.5).
 std::optional<int> zombie_status(int pid) {
-    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-    std::string stat;
-    if (!in || !std::getline(in, stat)) return std::nullopt;
-    const auto name_end = stat.rfind(')');  // the command name may hold spaces and ')'
-    if (name_end == std::string::npos) return std::nullopt;
-    std::istringstream fields(stat.substr(name_end + 1));
-    std::string state;
-    fields >> state;  // field 3
-    if (state != "Z") return std::nullopt;
-    std::string field;
-    for (int n = 4; n <= 52 && fields >> field; ++n) {
-        if (n == 52) return to_int(field, -1);
-    }
-    return std::nullopt;
+    const auto fields = proc_stat_fields(pid);
+    constexpr std::size_t k_state = 0;       // field 3
+    constexpr std::size_t k_exit_code = 49;  // field 52
+    if (!fields || fields->size() <= k_exit_code || (*fields)[k_state] != "Z") return std::nullopt;
+    return to_int((*fields)[k_exit_code], -1);
 }
 
 /// Waits until process `pid` is gone, reaping it when it is our child; SIGKILL after `grace`.

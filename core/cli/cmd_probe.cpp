@@ -8,11 +8,9 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
-#include <sstream>
 #include <thread>
 
 #include <CLI/CLI.hpp>
@@ -21,6 +19,7 @@
 #include "adapters/registry.hpp"
 #include "adapters/support/detect.hpp"
 #include "core/cli/app.hpp"
+#include "core/proc_stat.hpp"
 #include "core/text.hpp"
 #include "probes/prober.hpp"
 #include "probes/workspace.hpp"
@@ -229,15 +228,9 @@ private:
     static bool descends_from_us(pid_t pid) {
         const pid_t self = ::getpid();
         for (int depth = 0; depth < 64 && pid > 1; ++depth) {
-            std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-            std::string stat;
-            if (!std::getline(in, stat)) return false;
-            const auto end = stat.rfind(')');
-            if (end == std::string::npos) return false;
-            std::istringstream fields(stat.substr(end + 1));
-            std::string state;
-            pid_t parent = 0;
-            fields >> state >> parent;
+            const auto fields = proc_stat_fields(pid);
+            if (!fields || fields->size() < 2) return false;
+            const pid_t parent = static_cast<pid_t>(std::stol((*fields)[1]));  // field 4
             if (parent == self) return true;
             pid = parent;
         }
