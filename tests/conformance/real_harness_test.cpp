@@ -124,12 +124,8 @@ protected:
                 ADD_FAILURE() << "sonata probe left " << entry.path();
             }
         }
-        for (const auto& entry : fs::directory_iterator("/proc")) {
-            std::error_code ec;
-            const auto cwd = fs::read_symlink(entry.path() / "cwd", ec);
-            if (!ec && cwd.string().rfind(m_dir.path(), 0) == 0) {
-                ADD_FAILURE() << "process " << entry.path().filename() << " still runs in " << cwd;
-            }
+        for (const auto& left : testing::processes_working_under(m_dir.path())) {
+            ADD_FAILURE() << "process still running: " << left;
         }
     }
 

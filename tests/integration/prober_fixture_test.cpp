@@ -14,6 +14,7 @@
 
 #include "core/matrix.hpp"
 #include "core/process.hpp"
+#include "tests/support/sonata_run.hpp"
 
 namespace sonata {
 namespace {
@@ -200,13 +201,7 @@ TEST_F(ProberFixture, InterruptKillsRunningCellsAndLeavesNothing) {
     EXPECT_FALSE(fs::exists(m_root / "out.json"));
     EXPECT_TRUE(fs::is_empty(m_root / "tmp")) << "the scratch base is left behind";
     // No process of the run is left: nothing on this machine has the scratch tree as its cwd.
-    for (const auto& entry : fs::directory_iterator("/proc")) {
-        std::error_code ec;
-        const auto cwd = fs::read_symlink(entry.path() / "cwd", ec);
-        if (!ec) {
-            EXPECT_EQ(cwd.string().rfind(m_root.string(), 0), std::string::npos) << entry.path() << " " << cwd;
-        }
-    }
+    EXPECT_EQ(testing::processes_working_under(m_root.string()), std::vector<std::string>{});
 }
 
 }  // namespace

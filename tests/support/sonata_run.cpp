@@ -26,6 +26,18 @@ SonataRun run_sonata(const std::vector<std::string>& args, const Environment& en
     return SonataRun{result->exit_code, result->out, result->err};
 }
 
+std::vector<std::string> processes_working_under(const std::string& root) {
+    std::vector<std::string> found;
+    for (const auto& entry : fs::directory_iterator("/proc")) {
+        std::error_code ec;
+        const auto cwd = fs::read_symlink(entry.path() / "cwd", ec);
+        if (!ec && cwd.string().rfind(root, 0) == 0) {
+            found.push_back(entry.path().filename().string() + " " + cwd.string());
+        }
+    }
+    return found;
+}
+
 std::set<std::string> tree(const std::string& root) {
     std::set<std::string> paths;
     for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator();

@@ -25,6 +25,10 @@ SonataRun run_sonata(const std::vector<std::string>& args, const Environment& en
                      const std::optional<std::string>& stdin_data = std::nullopt,
                      const std::vector<std::string>& wrapper = {});
 
+/// "<pid> <cwd>" for every process whose working directory lies under `root`: what a run left
+/// running behind it.
+std::vector<std::string> processes_working_under(const std::string& root);
+
 /// Every path under `root` (relative, directories with a trailing '/'), symlinks not followed.
 std::set<std::string> tree(const std::string& root);
 
