@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <utility>
 #include <vector>
 
 #include "core/decision.hpp"
@@ -144,6 +145,11 @@ public:
         (void)mode;
         return {};
     }
+
+    /// Other spellings of a flag, as {alias, long form} pairs ({"-s", "--sandbox"}): the planner
+    /// compares every flag under its long form, so `-s danger-full-access` cannot slip past a
+    /// check on `--sandbox`. camelCase long flags are folded to kebab-case without being listed.
+    virtual std::vector<std::pair<std::string, std::string>> flag_aliases() const { return {}; }
 
     /// Flags the mapping may use that configured arguments may still repeat, because repeating
     /// them cannot widen by itself (codex's `-c key=value`; its keys are checked against

@@ -64,9 +64,20 @@ public:
         return flags;
     }
 
-    std::vector<std::string> reserved_flags(Mode) const override {
+    std::vector<std::string> reserved_flags(Mode mode) const override {
         // The mapping picks the setting sources; a settings file or other sources could allow.
-        return {"--setting-sources", "--settings"};
+        // Below bypass, allow rules and a permission-prompt tool would answer what the mode asks,
+        // and more directories widen where acceptEdits may write.
+        std::vector<std::string> flags{"--setting-sources", "--settings"};
+        if (mode != Mode::bypass_permissions)
+            flags.insert(flags.end(), {"--allowed-tools", "--permission-prompt-tool", "--add-dir"});
+        return flags;
+    }
+
+    std::vector<std::pair<std::string, std::string>> flag_aliases() const override {
+        // From `claude --help` (2.1.197).
+        return {{"-p", "--print"}, {"-c", "--continue"}, {"-r", "--resume"},
+                {"-d", "--debug"}, {"-n", "--name"},     {"-w", "--worktree"}};
     }
 
     std::vector<std::string> permission_env() const override {

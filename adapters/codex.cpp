@@ -156,6 +156,13 @@ public:
 
     std::vector<std::string> repeatable_flags() const override { return {"-c", "--config"}; }
 
+    std::vector<std::pair<std::string, std::string>> flag_aliases() const override {
+        // From `codex exec --help` (0.171.0): a config's `-s danger-full-access` is a second --sandbox.
+        return {{"-s", "--sandbox"}, {"-a", "--ask-for-approval"}, {"-c", "--config"},
+                {"-p", "--profile"}, {"-m", "--model"},           {"-C", "--cd"},
+                {"-i", "--image"},   {"-o", "--output-last-message"}};
+    }
+
     std::vector<std::string> reserved_flags(Mode) const override {
         // Config keys that would override the sandbox or approvals the mapping chose.
         return {"sandbox_mode", "approval_policy", "sandbox_workspace_write", "sandbox_permissions",

@@ -135,6 +135,12 @@ public:
         return flags;
     }
 
+    std::vector<std::pair<std::string, std::string>> flag_aliases() const override {
+        // From `opencode run --help` (1.18.33).
+        return {{"-m", "--model"}, {"-s", "--session"}, {"-c", "--continue"},
+                {"-f", "--file"},  {"-i", "--interactive"}};
+    }
+
     std::vector<std::string> permission_env() const override {
         // Inline config, extra config files and folders, and the switch that skips project config.
         return {k_config_env, "OPENCODE_PERMISSION", "OPENCODE_CONFIG", "OPENCODE_CONFIG_DIR",

@@ -28,19 +28,7 @@
 #include <boost/process/v2/process.hpp>
 #include <boost/process/v2/stdio.hpp>
 
-extern char** environ;
-
 namespace sonata {
-
-Environment current_environment() {
-    Environment env;
-    for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-        std::string entry(*e);
-        const auto eq = entry.find('=');
-        if (eq != std::string::npos) env.emplace(entry.substr(0, eq), entry.substr(eq + 1));
-    }
-    return env;
-}
 
 namespace {
 

@@ -133,6 +133,13 @@ std::string GeminiFamily::session_id(const std::string&, const std::string&,
     return id.empty() ? project::first_uuid(file.substr(file.rfind('/') + 1)) : id;
 }
 
+std::vector<std::pair<std::string, std::string>> GeminiFamily::flag_aliases() const {
+    // From `gemini --help` (0.61.0) and `qwen --help` (0.15.10); yargs also takes camelCase.
+    return {{"-y", "--yolo"},   {"-m", "--model"},       {"-s", "--sandbox"},
+            {"-p", "--prompt"}, {"-e", "--extensions"},  {"-r", "--resume"},
+            {"-c", "--continue"}, {"-o", "--output-format"}, {"-i", "--prompt-interactive"}};
+}
+
 std::vector<std::string> GeminiFamily::forbidden_flags(Mode mode) const {
     std::vector<std::string> flags{"-y", "--yolo"};
     for (auto& flag : widening_flags(mode))

@@ -32,6 +32,7 @@ public:
     /// `--policy` below yolo when the harness has a mode-switch policy: the mapping passes its own
     /// deny rules, and a policy file from config could allow instead.
     std::vector<std::string> reserved_flags(Mode mode) const override;
+    std::vector<std::pair<std::string, std::string>> flag_aliases() const override;
 
     /// The mode-switch policy file, when the harness has one.
     std::vector<FileToWrite> support_files(const std::string& support_dir) const override;

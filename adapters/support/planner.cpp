@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 
 #include "adapters/registry.hpp"
@@ -24,6 +25,40 @@ void add_unset(Invocation& invocation, const std::string& name) {
     if (!contains(invocation.env_unset, name)) invocation.env_unset.push_back(name);
 }
 
+/// The spelling a flag is compared under: the long form of a declared alias, with camelCase folded
+/// to kebab-case (yargs and commander accept `--approvalMode` for `--approval-mode`).
+std::string canonical_flag(const Adapter& adapter, const std::string& name) {
+    std::string flag = name;
+    for (const auto& [alias, long_form] : adapter.flag_aliases()) {
+        if (flag == alias) flag = long_form;
+    }
+    if (flag.rfind("--", 0) != 0) return flag;
+    std::string kebab;
+    for (const char c : flag) {
+        if (c >= 'A' && c <= 'Z') {
+            kebab += '-';
+            kebab += static_cast<char>(c - 'A' + 'a');
+        } else {
+            kebab += c;
+        }
+    }
+    return kebab;
+}
+
+std::vector<std::string> canonical_flags(const Adapter& adapter, const std::vector<std::string>& flags) {
+    std::vector<std::string> out;
+    for (const auto& flag : flags)
+        out.push_back(canonical_flag(adapter, flag));
+    return out;
+}
+
+/// Short options written together or with their value attached (`-sdanger-full-access`, `-dy`):
+/// parsers read them as one or more flags, so configured arguments must write them apart.
+bool is_bundled_short(const std::string& arg) {
+    return arg.size() > 2 && arg[0] == '-' && arg[1] != '-' && std::isalpha(static_cast<unsigned char>(arg[1])) &&
+           arg.find('=') == std::string::npos;
+}
+
 Result<void> check_forbidden(const Adapter& adapter, Mode mode, const std::vector<std::string>& argv,
                              const std::string& where) {
     auto forbidden = adapter.forbidden_flags(mode);
@@ -31,9 +66,15 @@ Result<void> check_forbidden(const Adapter& adapter, Mode mode, const std::vecto
         const auto reserved = adapter.reserved_flags(mode);
         forbidden.insert(forbidden.end(), reserved.begin(), reserved.end());
     }
+    forbidden = canonical_flags(adapter, forbidden);
     for (const auto& arg : argv) {
+        if (where == "config" && is_bundled_short(arg)) {
+            return fail(ExitCode::config, "argument '" + arg + "' for " + std::string(adapter.id()) +
+                                              " bundles short options or attaches a value; write each "
+                                              "option and its value as separate arguments (config)");
+        }
         const std::string flag = arg.substr(0, arg.find('='));
-        if (contains(forbidden, flag)) {
+        if (flag.rfind('-', 0) == 0 && contains(forbidden, canonical_flag(adapter, flag))) {
             return fail(where == "config" ? ExitCode::config : ExitCode::failure,
                         "flag '" + flag + "' is forbidden for " + std::string(adapter.id()) + " in " +
                             std::string(to_string(mode)) + " mode (" + where + ")");
@@ -53,11 +94,11 @@ std::string flag_name(const std::string& arg) {
 /// to a repeatable flag (codex's `-c key=value`) may not name a reserved key.
 Result<void> check_repeats(const Adapter& adapter, Mode mode, const Invocation& mapped,
                            const std::vector<std::string>& extra) {
-    const auto repeatable = adapter.repeatable_flags();
+    const auto repeatable = canonical_flags(adapter, adapter.repeatable_flags());
     const auto reserved = adapter.reserved_flags(mode);
     std::vector<std::string> mapped_flags;
     for (const auto& arg : mapped.argv) {
-        if (auto name = flag_name(arg); !name.empty()) mapped_flags.push_back(name);
+        if (auto name = flag_name(arg); !name.empty()) mapped_flags.push_back(canonical_flag(adapter, name));
     }
     const auto refuse = [&](const std::string& what) {
         return fail(ExitCode::config, what + " for " + std::string(adapter.id()) + " in " +
@@ -66,7 +107,7 @@ Result<void> check_repeats(const Adapter& adapter, Mode mode, const Invocation& 
     for (std::size_t i = 0; i < extra.size(); ++i) {
         const std::string name = flag_name(extra[i]);
         if (name.empty()) continue;
-        if (contains(repeatable, name)) {
+        if (contains(repeatable, canonical_flag(adapter, name))) {
             const bool inline_value = extra[i].size() > name.size();
             const std::string value = inline_value ? extra[i].substr(name.size() + 1)
                                                    : (i + 1 < extra.size() ? extra[i + 1] : std::string());
@@ -77,7 +118,7 @@ Result<void> check_repeats(const Adapter& adapter, Mode mode, const Invocation& 
             }
             continue;
         }
-        if (contains(mapped_flags, name)) {
+        if (contains(mapped_flags, canonical_flag(adapter, name))) {
             return refuse("flag '" + name + "' is set by sonata's mapping and may not be repeated");
         }
     }

@@ -90,7 +90,7 @@ Result<void> settings_steps(const InitArgs& args, const std::string& path, Plan&
     }
     auto sonata = this_executable();
     if (!sonata) return tl::unexpected(sonata.error());
-    const std::string command = hook_command(*sonata);
+    const std::string command = hook_command(hook_program(*sonata));
     auto edit = args.remove ? uninstall_hook(**text, path) : install_hook(*text, command, path);
     if (!edit) return tl::unexpected(edit.error());
     if (!edit->changed) {

@@ -2,6 +2,7 @@
 // and the commented project config.
 #include "core/cli/init_support.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <climits>
@@ -14,6 +15,12 @@ namespace {
 using json = nlohmann::ordered_json;
 
 constexpr std::string_view k_hook_suffix = " hook";
+constexpr std::string_view k_hook_program = "sonata-hook";
+
+std::string_view file_name(std::string_view path) {
+    const auto slash = path.rfind('/');
+    return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
 
 bool is_shell_safe(char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
@@ -125,26 +132,35 @@ std::string render(const json& doc) { return doc.dump(2) + "\n"; }
 
 }  // namespace
 
-std::string hook_command(const std::string& sonata_path) {
-    bool safe = !sonata_path.empty();
-    for (const char c : sonata_path)
+std::string hook_command(const std::string& program) {
+    const std::string_view suffix = file_name(program) == k_hook_program ? "" : k_hook_suffix;
+    bool safe = !program.empty();
+    for (const char c : program)
         safe = safe && is_shell_safe(c);
-    if (safe) return sonata_path + std::string(k_hook_suffix);
+    if (safe) return program + std::string(suffix);
     std::string quoted = "'";
-    for (const char c : sonata_path)
+    for (const char c : program)
         quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return quoted + "'" + std::string(k_hook_suffix);
+    return quoted + "'" + std::string(suffix);
 }
 
 bool is_sonata_hook_command(std::string_view command) {
-    if (command.size() <= k_hook_suffix.size() ||
-        command.substr(command.size() - k_hook_suffix.size()) != k_hook_suffix) {
-        return false;
-    }
-    const auto path = unquote_word(command.substr(0, command.size() - k_hook_suffix.size()));
+    const bool suffixed = command.size() > k_hook_suffix.size() &&
+                          command.substr(command.size() - k_hook_suffix.size()) == k_hook_suffix;
+    const auto path =
+        unquote_word(suffixed ? command.substr(0, command.size() - k_hook_suffix.size()) : command);
     if (!path || path->front() != '/' || hook_command(*path) != command) return false;
-    const auto slash = path->rfind('/');
-    return path->substr(slash + 1) == "sonata";
+    return file_name(*path) == (suffixed ? "sonata" : k_hook_program);
+}
+
+std::string hook_program(const std::string& sonata_path) {
+    const auto slash = sonata_path.rfind('/');
+    if (slash == std::string::npos) return sonata_path;
+    const std::string beside = sonata_path.substr(0, slash + 1) + std::string(k_hook_program);
+    struct stat st {};
+    const bool usable = ::stat(beside.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+                        ::access(beside.c_str(), X_OK) == 0;
+    return usable ? beside : sonata_path;
 }
 
 Result<SettingsEdit> install_hook(const std::optional<std::string>& text,

@@ -11,13 +11,18 @@
 
 namespace sonata::cli {
 
-/// The command Claude Code runs: "<sonata path> hook". Claude Code hands it to a shell, so a path
-/// holding anything but [A-Za-z0-9/._+,:@%=-] is single-quoted.
-std::string hook_command(const std::string& sonata_path);
+/// The command Claude Code runs for `program`: "<path>" for a sonata-hook binary, "<path> hook"
+/// for sonata itself. Claude Code hands it to a shell, so a path holding anything but
+/// [A-Za-z0-9/._+,:@%=-] is single-quoted.
+std::string hook_command(const std::string& program);
 
-/// True for a command hook_command() produced for an absolute path whose file name is `sonata`:
-/// what init adds, whichever sonata binary added it.
+/// True for a command hook_command() produced for an absolute path whose file name is `sonata` or
+/// `sonata-hook`: what init adds, whichever sonata binary added it.
 bool is_sonata_hook_command(std::string_view command);
+
+/// The program init installs as the hook: `sonata-hook` beside `sonata_path` when it is there
+/// and executable (it starts several times faster), else `sonata_path` itself.
+std::string hook_program(const std::string& sonata_path);
 
 /// A settings file before and after an edit.
 struct SettingsEdit {

@@ -1,6 +1,6 @@
 // The PreToolUse hook end to end: the real Claude Code (the pinned one, when installed), set up with
 // `sonata init` in a temporary project and driven by the scripted model into calling a tool, runs
-// the real `sonata hook`, which records the mode claude was started in.
+// the hook init installed (the build's `sonata-hook`), which records the mode claude was started in.
 #include <cstdlib>
 #include <filesystem>
 
@@ -40,7 +40,8 @@ TEST_P(HookEndToEnd, RealClaudeRecordsTheModeItRunsIn) {
     const std::string project = dir.make_dir("project");
     const auto init = testing::run_sonata({"init", "--scope", "project", "--yes"}, env, project);
     ASSERT_EQ(init.exit_code, 0) << init.err;
-    ASSERT_TRUE(fs::exists(project + "/.claude/settings.json"));
+    ASSERT_NE(testing::read_text(project + "/.claude/settings.json").find(SONATA_HOOK_BIN),
+              std::string::npos);
 
     probes::Script script;
     script.main.steps = {probes::shell_intent("ls")};  // any tool call fires PreToolUse

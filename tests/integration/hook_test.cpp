@@ -1,5 +1,5 @@
-// `sonata hook` as Claude Code runs it: the real binary, hook JSON on stdin, its own HOME, XDG dirs
-// and working directory. Every run must exit 0 and print nothing; every hostile input must leave
+// `sonata hook` and `sonata-hook` as Claude Code runs them: the real binaries, hook JSON on
+// stdin, their own HOME, XDG dirs and working directory. Every run must exit 0 and print nothing; every hostile input must leave
 // the whole scratch tree exactly as it was.
 #include <sys/stat.h>
 #include <unistd.h>
@@ -19,6 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::read_text;
+using testing::run_program;
 using testing::run_sonata;
 using testing::ScratchDir;
 using testing::SonataRun;
@@ -38,8 +39,20 @@ std::string hook_json(const std::string& id_json, const std::string& cwd_json,
 
 std::string json_string(const std::string& text) { return "\"" + text + "\""; }
 
-class Hook : public ::testing::Test {
+/// The two ways to run the hook: `sonata hook`, and the statically linked `sonata-hook` that
+/// `sonata init` installs when it is there. Both must keep every rule below.
+struct EntryPoint {
+    const char* name;
+    std::vector<std::string> argv;
+};
+
+std::vector<EntryPoint> entry_points() {
+    return {{"SonataHook", {SONATA_BIN, "hook"}}, {"SonataHookBinary", {SONATA_HOOK_BIN}}};
+}
+
+class HookBase : public ::testing::Test {
 protected:
+    std::vector<std::string> m_entry{SONATA_BIN, "hook"};
     ScratchDir m_dir;
     Environment m_env = testing::hermetic_env(m_dir);
     std::string m_project = m_dir.make_dir("project");
@@ -48,7 +61,7 @@ protected:
 
     /// Runs the hook and checks the contract that holds for every input: exit 0, no output.
     void hook(const std::string& input, const std::vector<std::string>& wrapper = {}) {
-        const SonataRun run = run_sonata({"hook"}, m_env, m_runner_cwd, input, wrapper);
+        const SonataRun run = run_program(m_entry, m_env, m_runner_cwd, input, wrapper);
         EXPECT_EQ(run.exit_code, 0) << run.err;
         EXPECT_EQ(run.out, "");
         EXPECT_EQ(run.err, "");
@@ -79,7 +92,12 @@ protected:
     }
 };
 
-TEST_F(Hook, ProjectWithSonataTomlGetsAStateDirAndTheFoldedMode) {
+class Hook : public HookBase, public ::testing::WithParamInterface<EntryPoint> {
+protected:
+    void SetUp() override { m_entry = GetParam().argv; }
+};
+
+TEST_P(Hook, ProjectWithSonataTomlGetsAStateDirAndTheFoldedMode) {
     write_text(m_project + "/sonata.toml", "");
     const auto before = now();
     hook(hook_json(json_string("s-1"), json_string(m_project), json_string("auto")));
@@ -88,7 +106,7 @@ TEST_F(Hook, ProjectWithSonataTomlGetsAStateDirAndTheFoldedMode) {
               (std::set<std::string>{"sonata.toml", ".sonata/", ".sonata/session-s-1.json"}));
 }
 
-TEST_F(Hook, EveryModeIsFoldedAsDesignSays) {
+TEST_P(Hook, EveryModeIsFoldedAsDesignSays) {
     fs::create_directory(m_project + "/.sonata");
     const std::vector<std::pair<std::string, Mode>> cases{
         {json_string("plan"), Mode::plan},
@@ -108,7 +126,7 @@ TEST_F(Hook, EveryModeIsFoldedAsDesignSays) {
     EXPECT_EQ(tree(m_project), (std::set<std::string>{".sonata/", ".sonata/session-s1.json"}));
 }
 
-TEST_F(Hook, FromASubdirectoryWritesToTheProjectLikePlanLooksThere) {
+TEST_P(Hook, FromASubdirectoryWritesToTheProjectLikePlanLooksThere) {
     write_text(m_project + "/sonata.toml", "");
     const std::string sub = m_dir.make_dir("project/src/deep");
     const auto before = now();
@@ -117,7 +135,7 @@ TEST_F(Hook, FromASubdirectoryWritesToTheProjectLikePlanLooksThere) {
     EXPECT_EQ(tree(sub), std::set<std::string>{});
 }
 
-TEST_F(Hook, OutsideAProjectWritesBesideTheMachineConfig) {
+TEST_P(Hook, OutsideAProjectWritesBesideTheMachineConfig) {
     write_text(m_machine + "/config.toml", "");
     const auto before = now();
     hook(hook_json(json_string("s1"), json_string(m_project), json_string("bypassPermissions")));
@@ -126,7 +144,7 @@ TEST_F(Hook, OutsideAProjectWritesBesideTheMachineConfig) {
     EXPECT_EQ(tree(m_machine), (std::set<std::string>{"config.toml", "session-s1.json"}));
 }
 
-TEST_F(Hook, WithNeitherProjectNorMachineConfigWritesNothing) {
+TEST_P(Hook, WithNeitherProjectNorMachineConfigWritesNothing) {
     fs::create_directories(m_machine);  // the dir alone is not a machine config
     const auto before = tree(m_dir.path());
     hook(hook_json(json_string("s1"), json_string(m_project), json_string("plan")));
@@ -134,10 +152,15 @@ TEST_F(Hook, WithNeitherProjectNorMachineConfigWritesNothing) {
 }
 
 /// Hostile or malformed inputs, each run against a project that would otherwise be written to.
-class HookHostile : public Hook,
-                    public ::testing::WithParamInterface<std::pair<const char*, std::string>> {};
+using HostileInput = std::pair<const char*, std::string>;
+class HookHostile
+    : public HookBase,
+      public ::testing::WithParamInterface<std::tuple<EntryPoint, HostileInput>> {
+protected:
+    void SetUp() override { m_entry = std::get<0>(GetParam()).argv; }
+};
 
-std::vector<std::pair<const char*, std::string>> hostile_inputs() {
+std::vector<HostileInput> hostile_inputs() {
     const std::string project = "@PROJECT@";
     return {
         {"Empty", ""},
@@ -183,7 +206,7 @@ std::vector<std::pair<const char*, std::string>> hostile_inputs() {
 TEST_P(HookHostile, WritesNothingAnywhere) {
     write_text(m_project + "/sonata.toml", "");
     write_text(m_machine + "/config.toml", "");
-    std::string input = GetParam().second;
+    std::string input = std::get<1>(GetParam()).second;
     for (auto at = input.find("@PROJECT@"); at != std::string::npos; at = input.find("@PROJECT@")) {
         input.replace(at, 9, m_project);
     }
@@ -192,12 +215,15 @@ TEST_P(HookHostile, WritesNothingAnywhere) {
     EXPECT_EQ(tree(m_dir.path()), before);
 }
 
-INSTANTIATE_TEST_SUITE_P(Inputs, HookHostile, ::testing::ValuesIn(hostile_inputs()),
+INSTANTIATE_TEST_SUITE_P(Inputs, HookHostile,
+                         ::testing::Combine(::testing::ValuesIn(entry_points()),
+                                            ::testing::ValuesIn(hostile_inputs())),
                          [](const auto& param_info) {
-                             return std::string(param_info.param.first);
+                             return std::string(std::get<0>(param_info.param).name) + "_" +
+                                    std::get<1>(param_info.param).first;
                          });
 
-TEST_F(Hook, InputJustUnderTheLimitIsStillRecorded) {
+TEST_P(Hook, InputJustUnderTheLimitIsStillRecorded) {
     write_text(m_project + "/sonata.toml", "");
     const std::string padding(k_max_hook_input - 1024, 'x');
     const auto before = now();
@@ -206,7 +232,7 @@ TEST_F(Hook, InputJustUnderTheLimitIsStillRecorded) {
     expect_record(m_project + "/.sonata/session-s1.json", "s1", Mode::plan, before);
 }
 
-TEST_F(Hook, NeverWritesThroughASymlinkedStateDir) {
+TEST_P(Hook, NeverWritesThroughASymlinkedStateDir) {
     const std::string outside = m_dir.make_dir("outside");
     write_text(m_project + "/sonata.toml", "");
     fs::create_directory_symlink(outside, m_project + "/.sonata");
@@ -215,7 +241,7 @@ TEST_F(Hook, NeverWritesThroughASymlinkedStateDir) {
     EXPECT_EQ(tree(m_dir.path()), before);
 }
 
-TEST_F(Hook, ReplacesASymlinkedSessionFileInsteadOfWritingThroughIt) {
+TEST_P(Hook, ReplacesASymlinkedSessionFileInsteadOfWritingThroughIt) {
     const std::string victim = m_dir.path() + "/victim.txt";
     write_text(victim, "precious\n");
     fs::create_directory(m_project + "/.sonata");
@@ -234,6 +260,7 @@ protected:
     std::vector<std::string> m_wrapper;
 
     void SetUp() override {
+        Hook::SetUp();
         if (::geteuid() != 0) return;
         m_wrapper = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"};
         if (!fs::exists(m_wrapper[0]))
@@ -259,7 +286,7 @@ protected:
                                              fs::perms::others_read | fs::perms::others_exec;
 };
 
-TEST_F(HookReadOnly, ProjectDirWhereTheStateDirCannotBeCreated) {
+TEST_P(HookReadOnly, ProjectDirWhereTheStateDirCannotBeCreated) {
     write_text(m_project + "/sonata.toml", "");
     set_mode(m_project, fs::perms::all);  // control: writable for everyone
     hook(hook_json(json_string("s1"), json_string(m_project), json_string("plan")), m_wrapper);
@@ -272,7 +299,7 @@ TEST_F(HookReadOnly, ProjectDirWhereTheStateDirCannotBeCreated) {
     EXPECT_EQ(tree(m_dir.path()), before);
 }
 
-TEST_F(HookReadOnly, ReadOnlyStateDirKeepsTheOldFile) {
+TEST_P(HookReadOnly, ReadOnlyStateDirKeepsTheOldFile) {
     const std::string state = m_dir.make_dir("project/.sonata");
     const std::string old = session_record_to_json({"s1", Mode::plan, 1'000'000'000});
     write_text(state + "/session-s1.json", old);
@@ -284,7 +311,7 @@ TEST_F(HookReadOnly, ReadOnlyStateDirKeepsTheOldFile) {
     EXPECT_EQ(read_text(state + "/session-s1.json"), old);
 }
 
-TEST_F(HookReadOnly, ReadOnlyMachineDir) {
+TEST_P(HookReadOnly, ReadOnlyMachineDir) {
     write_text(m_machine + "/config.toml", "");
     set_mode(m_machine, k_read_only);
     const auto before = tree(m_dir.path());
@@ -292,7 +319,7 @@ TEST_F(HookReadOnly, ReadOnlyMachineDir) {
     EXPECT_EQ(tree(m_dir.path()), before);
 }
 
-TEST_F(Hook, ConcurrentHooksForOneSessionNeverLeaveATornFile) {
+TEST_P(Hook, ConcurrentHooksForOneSessionNeverLeaveATornFile) {
     write_text(m_project + "/sonata.toml", "");
     const std::string file = m_project + "/.sonata/session-s1.json";
     const std::vector<std::string> modes{"plan", "default", "acceptEdits", "bypassPermissions"};
@@ -316,7 +343,7 @@ TEST_F(Hook, ConcurrentHooksForOneSessionNeverLeaveATornFile) {
             for (int i = 0; i < k_runs_each; ++i) {
                 const auto input = hook_json(json_string("s1"), json_string(m_project),
                                              json_string(modes[(t + i) % modes.size()]));
-                const auto run = run_sonata({"hook"}, m_env, m_runner_cwd, input);
+                const auto run = run_program(m_entry, m_env, m_runner_cwd, input);
                 if (run.exit_code != 0 || !run.out.empty() || !run.err.empty()) ++failures;
             }
         });
@@ -335,11 +362,20 @@ TEST_F(Hook, ConcurrentHooksForOneSessionNeverLeaveATornFile) {
               (std::set<std::string>{"sonata.toml", ".sonata/", ".sonata/session-s1.json"}));
 }
 
-TEST_F(Hook, HelpStillGoesThroughTheCommandLineParser) {
+using HookCli = HookBase;
+
+TEST_F(HookCli, HelpStillGoesThroughTheCommandLineParser) {
     const SonataRun run = run_sonata({"hook", "--help"}, m_env, m_runner_cwd);
     EXPECT_EQ(run.exit_code, 0);
     EXPECT_NE(run.out.find("PreToolUse"), std::string::npos) << run.out;
 }
+
+const auto k_entry_name = [](const auto& param_info) {
+    return std::string(param_info.param.name);
+};
+INSTANTIATE_TEST_SUITE_P(EntryPoints, Hook, ::testing::ValuesIn(entry_points()), k_entry_name);
+INSTANTIATE_TEST_SUITE_P(EntryPoints, HookReadOnly, ::testing::ValuesIn(entry_points()),
+                         k_entry_name);
 
 }  // namespace
 }  // namespace sonata

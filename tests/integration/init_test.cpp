@@ -25,7 +25,8 @@ using testing::SonataRun;
 using testing::tree;
 using testing::write_text;
 
-const std::string k_hook = std::string(SONATA_BIN) + " hook";
+// The build puts sonata-hook beside sonata, so init installs it (a path that needs no quoting).
+const std::string k_hook = SONATA_HOOK_BIN;
 
 /// The settings file init writes into an empty project.
 std::string hook_only_settings() {
@@ -221,14 +222,29 @@ TEST_F(Init, SymlinkedSettingsStayALink) {
 TEST_F(Init, TheInstalledCommandRecordsTheMode) {
     ASSERT_EQ(init({"--yes"}).exit_code, 0);
     // Claude Code runs the command through a shell; this path needs no quoting, so it is argv.
-    ASSERT_EQ(k_hook, cli::hook_command(SONATA_BIN));
+    ASSERT_EQ(k_hook, cli::hook_command(SONATA_HOOK_BIN));
     const std::string input = R"({"session_id":"e2e","cwd":")" + m_project +
                               R"(","permission_mode":"plan","hook_event_name":"PreToolUse"})";
-    const auto run = run_sonata({"hook"}, m_env, "/", input);
+    const auto run = testing::run_program({k_hook}, m_env, "/", input);
     EXPECT_EQ(run.exit_code, 0);
     auto record = parse_session_record(read_text(m_project + "/.sonata/session-e2e.json"), "f");
     ASSERT_TRUE(record);
     EXPECT_EQ(record->mode, Mode::plan);
+}
+
+TEST_F(Init, WithoutSonataHookBesideItInstallsSonataHookAndALaterInitUpgrades) {
+    // A sonata binary installed alone: the hook is `<it> hook`.
+    const std::string lone = m_dir.make_dir("lone") + "/sonata";
+    fs::copy_file(SONATA_BIN, lone);
+    const auto run = testing::run_program({lone, "init", "--yes"}, m_env, m_project);
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    auto first = cli::uninstall_hook(read_text(m_settings), m_settings);
+    ASSERT_TRUE(first);
+    EXPECT_EQ(first->removed, std::vector<std::string>{lone + " hook"});
+    // The build's sonata, with sonata-hook beside it, replaces that hook with its own.
+    const auto upgrade = init({"--yes"});
+    ASSERT_EQ(upgrade.exit_code, 0) << upgrade.err;
+    EXPECT_EQ(read_text(m_settings), hook_only_settings());
 }
 
 /// Runs `sonata init` with a pseudo-terminal as stdin and stdout, typing `answer` at the prompt.

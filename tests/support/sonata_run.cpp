@@ -10,25 +10,33 @@ namespace sonata::testing {
 
 namespace fs = std::filesystem;
 
-SonataRun run_sonata(const std::vector<std::string>& args, const Environment& env,
-                     const std::string& cwd, const std::optional<std::string>& stdin_data,
-                     const std::vector<std::string>& wrapper) {
+SonataRun run_program(const std::vector<std::string> &argv, const Environment &env,
+                      const std::string &cwd, const std::optional<std::string> &stdin_data,
+                      const std::vector<std::string> &wrapper) {
     ProcessRequest request;
     request.argv = wrapper;
-    request.argv.push_back(SONATA_BIN);
-    request.argv.insert(request.argv.end(), args.begin(), args.end());
+    request.argv.insert(request.argv.end(), argv.begin(), argv.end());
     request.env = env;
     request.cwd = cwd;
     request.stdin_data = stdin_data;
     request.timeout = std::chrono::seconds(60);
     auto result = make_system_runner()->run(request);
-    if (!result) throw std::runtime_error("cannot run sonata: " + result.error().message);
+    if (!result)
+        throw std::runtime_error("cannot run " + argv.at(0) + ": " + result.error().message);
     return SonataRun{result->exit_code, result->out, result->err};
 }
 
-std::vector<std::string> processes_working_under(const std::string& root) {
+SonataRun run_sonata(const std::vector<std::string> &args, const Environment &env,
+                     const std::string &cwd, const std::optional<std::string> &stdin_data,
+                     const std::vector<std::string> &wrapper) {
+    std::vector<std::string> argv{SONATA_BIN};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run_program(argv, env, cwd, stdin_data, wrapper);
+}
+
+std::vector<std::string> processes_working_under(const std::string &root) {
     std::vector<std::string> found;
-    for (const auto& entry : fs::directory_iterator("/proc")) {
+    for (const auto &entry : fs::directory_iterator("/proc")) {
         std::error_code ec;
         const auto cwd = fs::read_symlink(entry.path() / "cwd", ec);
         if (!ec && cwd.string().rfind(root, 0) == 0) {
@@ -38,7 +46,7 @@ std::vector<std::string> processes_working_under(const std::string& root) {
     return found;
 }
 
-std::set<std::string> tree(const std::string& root) {
+std::set<std::string> tree(const std::string &root) {
     std::set<std::string> paths;
     for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator();
          ++it) {
@@ -49,7 +57,7 @@ std::set<std::string> tree(const std::string& root) {
     return paths;
 }
 
-std::string read_text(const std::string& path) {
+std::string read_text(const std::string &path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw std::runtime_error("cannot read " + path);
     std::ostringstream text;
@@ -57,11 +65,11 @@ std::string read_text(const std::string& path) {
     return text.str();
 }
 
-void write_text(const std::string& path, const std::string& content) {
+void write_text(const std::string &path, const std::string &content) {
     fs::create_directories(fs::path(path).parent_path());
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     if (!out) throw std::runtime_error("cannot write " + path);
     out << content;
 }
 
-}  // namespace sonata::testing
+} // namespace sonata::testing

@@ -25,6 +25,12 @@ SonataRun run_sonata(const std::vector<std::string>& args, const Environment& en
                      const std::optional<std::string>& stdin_data = std::nullopt,
                      const std::vector<std::string>& wrapper = {});
 
+/// Runs `argv` (argv[0] a path) like run_sonata runs sonata.
+SonataRun run_program(const std::vector<std::string>& argv, const Environment& env,
+                      const std::string& cwd,
+                      const std::optional<std::string>& stdin_data = std::nullopt,
+                      const std::vector<std::string>& wrapper = {});
+
 /// "<pid> <cwd>" for every process whose working directory lies under `root`: what a run left
 /// running behind it.
 std::vector<std::string> processes_working_under(const std::string& root);

@@ -23,6 +23,16 @@ PlanCase read_only(const std::string& harness, std::vector<std::string> args) {
     return plan;
 }
 
+/// Each read-only plan with those arguments is a config error with exactly that message.
+void expect_config_errors(const std::vector<Repeat>& repeats) {
+    for (const auto& r : repeats) {
+        const auto decision = decide_case(read_only(r.harness, r.args));
+        ASSERT_FALSE(decision) << r.harness << ": " << show(decision->invocation());
+        EXPECT_EQ(decision.error().code, ExitCode::config) << r.harness;
+        EXPECT_EQ(decision.error().message, r.error);
+    }
+}
+
 TEST(ConfigArgs, MayNotRepeatAFlagTheMappingSets) {
     const std::vector<Repeat> repeats{
         {"codex", {"--sandbox", "danger-full-access"},
@@ -36,12 +46,7 @@ TEST(ConfigArgs, MayNotRepeatAFlagTheMappingSets) {
         {"opencode", {"--agent", "build"},
          "flag '--agent' is set by sonata's mapping and may not be repeated for opencode in plan mode (config)"},
     };
-    for (const auto& r : repeats) {
-        const auto decision = decide_case(read_only(r.harness, r.args));
-        ASSERT_FALSE(decision) << r.harness << ": " << show(decision->invocation());
-        EXPECT_EQ(decision.error().code, ExitCode::config) << r.harness;
-        EXPECT_EQ(decision.error().message, r.error);
-    }
+    expect_config_errors(repeats);
 }
 
 TEST(ConfigArgs, CodexConfigOverridesMayNotTouchTheSandboxOrApprovals) {
@@ -59,6 +64,62 @@ TEST(ConfigArgs, CodexConfigOverridesMayNotTouchTheSandboxOrApprovals) {
     const auto& argv = allowed->invocation().argv;
     EXPECT_EQ(std::vector<std::string>(argv.end() - 2, argv.end()),
               (std::vector<std::string>{"-c", "model_reasoning_effort=\"high\""}));
+}
+
+PlanCase in_mode(const std::string& harness, Mode mode, std::vector<std::string> args) {
+    PlanCase plan = read_only(harness, std::move(args));
+    plan.parent_mode = mode;
+    plan.role = RoleKind::write;
+    return plan;
+}
+
+TEST(ConfigArgs, ShortAliasesAndCamelCaseAreTheSameFlag) {
+    const std::vector<Repeat> repeats{
+        {"codex", {"-s", "danger-full-access"},
+         "flag '-s' is set by sonata's mapping and may not be repeated for codex in plan mode (config)"},
+        {"gemini", {"--approvalMode", "yolo"},
+         "flag '--approvalMode' is set by sonata's mapping and may not be repeated for gemini in plan mode (config)"},
+        {"qwen", {"--approvalMode=yolo"},
+         "flag '--approvalMode' is set by sonata's mapping and may not be repeated for qwen in plan mode (config)"},
+        {"claude", {"--permissionMode", "bypassPermissions"},
+         "flag '--permissionMode' is set by sonata's mapping and may not be repeated for claude in plan mode (config)"},
+        {"gemini", {"-y"}, "flag '-y' is forbidden for gemini in plan mode (config)"},
+        {"codex", {"-a", "never"}, "flag '-a' is forbidden for codex in plan mode (config)"},
+    };
+    expect_config_errors(repeats);
+}
+
+TEST(ConfigArgs, BundledShortOptionsMustBeWrittenApart) {
+    for (const auto& [harness, arg] : std::vector<std::pair<std::string, std::string>>{
+             {"codex", "-sdanger-full-access"}, {"gemini", "-dy"}, {"qwen", "-yd"}}) {
+        const auto decision = decide_case(read_only(harness, {arg}));
+        ASSERT_FALSE(decision) << arg << ": " << show(decision->invocation());
+        EXPECT_EQ(decision.error().code, ExitCode::config);
+        EXPECT_NE(decision.error().message.find("'" + arg + "' for " + harness + " bundles"),
+                  std::string::npos)
+            << decision.error().message;
+    }
+    const auto apart = decide_case(read_only("gemini", {"-d"}));
+    EXPECT_TRUE(apart) << apart.error().message;
+}
+
+TEST(ConfigArgs, ClaudeAllowRulesAndExtraDirsOnlyInBypass) {
+    for (const Mode mode : {Mode::default_mode, Mode::accept_edits}) {
+        for (const std::vector<std::string>& args :
+             {std::vector<std::string>{"--allowedTools", "Bash"},
+              std::vector<std::string>{"--allowed-tools=Bash(rm:*)"},
+              std::vector<std::string>{"--permission-prompt-tool", "mcp__yes__approve"},
+              std::vector<std::string>{"--add-dir", "/"}}) {
+            const auto decision = decide_case(in_mode("claude", mode, args));
+            ASSERT_FALSE(decision) << to_string(mode) << " " << args.front();
+            EXPECT_EQ(decision.error().code, ExitCode::config);
+        }
+    }
+    const auto bypass = decide_case(in_mode("claude", Mode::bypass_permissions, {"--add-dir", "/srv"}));
+    EXPECT_TRUE(bypass) << bypass.error().message;
+    const auto narrowing =
+        decide_case(in_mode("claude", Mode::accept_edits, {"--disallowedTools", "WebFetch"}));
+    EXPECT_TRUE(narrowing) << narrowing.error().message;
 }
 
 }  // namespace

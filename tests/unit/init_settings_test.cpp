@@ -17,17 +17,22 @@ TEST(HookCommand, QuotesOnlyWhenTheShellWouldSplitOrExpand) {
     EXPECT_EQ(hook_command("/usr/local/bin/sonata"), "/usr/local/bin/sonata hook");
     EXPECT_EQ(hook_command("/home/a b/sonata"), "'/home/a b/sonata' hook");
     EXPECT_EQ(hook_command("/x/it's/$HOME/sonata"), "'/x/it'\\''s/$HOME/sonata' hook");
+    EXPECT_EQ(hook_command("/usr/local/bin/sonata-hook"), "/usr/local/bin/sonata-hook");
+    EXPECT_EQ(hook_command("/home/a b/sonata-hook"), "'/home/a b/sonata-hook'");
 }
 
 TEST(HookCommand, RecognisesWhatInitWritesForAnySonataPath) {
     for (const std::string& path :
-         std::vector<std::string>{"/usr/local/bin/sonata", "/home/a b/sonata", "/x/it's/sonata"}) {
+         std::vector<std::string>{"/usr/local/bin/sonata", "/home/a b/sonata", "/x/it's/sonata",
+                                  "/usr/local/bin/sonata-hook", "/home/a b/sonata-hook"}) {
         EXPECT_TRUE(is_sonata_hook_command(hook_command(path))) << path;
     }
     for (const char* other :
          {"/usr/bin/sonatas hook", "sonata hook", "/usr/bin/sonata hook --x", "/usr/bin/sonata",
           "/usr/bin/sonata  hook", "'/a b/sonata hook", "/a b/sonata hook", "/bin/other hook",
-          "/usr/bin/sonata hook; rm -rf /", "$HOME/sonata hook"}) {
+          "/usr/bin/sonata hook; rm -rf /", "$HOME/sonata hook", "/usr/bin/sonata-hook hook",
+          "sonata-hook", "/usr/bin/sonata-hooks", "/usr/bin/sonata-hook --x",
+          "'/a b/sonata-hook", "/usr/bin/sonata-hook; rm -rf /"}) {
         EXPECT_FALSE(is_sonata_hook_command(other)) << other;
     }
 }
