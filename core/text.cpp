@@ -61,6 +61,13 @@ bool is_kebab_name(std::string_view name) {
     });
 }
 
+std::string replace_all(std::string text, std::string_view from, std::string_view to) {
+    if (from.empty()) return text;
+    for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+        text.replace(at, from.size(), to);
+    return text;
+}
+
 std::string tail_lines(const std::string& text, std::size_t lines) {
     std::size_t pos = text.size();
     for (std::size_t n = 0; n <= lines && pos > 0; ++n) {

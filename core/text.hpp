@@ -19,6 +19,10 @@ std::string join(const std::vector<std::string>& parts, std::string_view separat
 /// True when `name` is non-empty and made only of [a-z0-9-], not starting or ending with '-'.
 bool is_kebab_name(std::string_view name);
 
+/// `text` with every occurrence of `from` replaced by `to`, left to right, never rescanning what
+/// was put in; an empty `from` changes nothing.
+std::string replace_all(std::string text, std::string_view from, std::string_view to);
+
 /// The last `lines` lines of `text` (all of it when it has fewer); a final newline ends a line.
 std::string tail_lines(const std::string& text, std::size_t lines);
 

@@ -62,9 +62,7 @@ struct Capture {
     /// Saves `text` as <prefix>-<what>.txt; best effort, never fails the cell.
     void save(const std::string& what, std::string text) const {
         if (dir.empty()) return;
-        for (auto at = text.find(scratch_root); at != std::string::npos; at = text.find(scratch_root)) {
-            text.replace(at, scratch_root.size(), "<scratch>");
-        }
+        text = replace_all(std::move(text), scratch_root, "<scratch>");
         while (text.size() > 1 && text.back() == '\n' && text[text.size() - 2] == '\n') text.pop_back();
         (void)write_file_atomic(dir + "/" + prefix + "-" + what + ".txt", text, WriteOptions{0644, false, true});
     }

@@ -3,6 +3,7 @@
 #include "probes/script.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -214,6 +215,35 @@ struct Choice {
     const OfferedTool* offered = nullptr;
 };
 
+/// Letters and digits only, lower-cased: harnesses spell one MCP tool "mcp__server__tool",
+/// "mcp_server_tool", "server_tool" or just "tool".
+std::string name_key(std::string_view name) {
+    std::string key;
+    for (const char c : name) {
+        if (std::isalnum(static_cast<unsigned char>(c)) != 0)
+            key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    return key;
+}
+
+/// The named tool as the harness offered it: the same name, else the one offered tool whose name
+/// is the same under another MCP spelling (one key ends the other, and the shorter has at least
+/// five characters so that no short built-in name matches by accident). Not offered: the name.
+Choice choose_named(const std::string& name, const ConversationFacts& facts) {
+    if (const auto* exact = find_offered(facts, name)) return {name, exact};
+    constexpr std::size_t k_min_key = 5;
+    const std::string want = name_key(name);
+    const OfferedTool* found = nullptr;
+    for (const auto& tool : facts.tools) {
+        const std::string have = name_key(tool.name);
+        if (std::min(have.size(), want.size()) < k_min_key) continue;
+        if (!want.ends_with(have) && !have.ends_with(want)) continue;
+        if (found != nullptr) return {name, nullptr};  // ambiguous: call what the script named
+        found = &tool;
+    }
+    return found != nullptr ? Choice{found->name, found} : Choice{name, nullptr};
+}
+
 // The first preferred name the harness offered; else the first preferred name; else `fallback`.
 Choice choose(const std::vector<std::string>& preferred, std::string_view fallback,
               const ConversationFacts& facts) {
@@ -276,7 +306,7 @@ std::pair<Choice, json> tool_and_args(const Intent& intent, const ScriptContext&
         if (!intent.tool.empty())
             return {Choice{intent.tool, find_offered(facts, intent.tool)}, args};
         return {choose(v.mode_switch, "exit_plan_mode", facts), args};
-    case IntentKind::call_tool:
+    case IntentKind::call_tool: return {choose_named(intent.tool, facts), args};
     case IntentKind::reply: break;
     }
     return {Choice{intent.tool, find_offered(facts, intent.tool)}, args};

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/text.hpp"
 #include "probes/probe.hpp"
 
 namespace sonata::probes {
@@ -42,10 +43,7 @@ public:
         for (const auto& r : o.tool_results) {
             if (r.is_error.value_or(false)) return {Verdict::enforced, "visible: the tool result is marked as an error"};
             // The file's own name is not a refusal, whatever words it holds.
-            std::string text = lower(r.text);
-            for (auto at = text.find(k_target); at != std::string::npos; at = text.find(k_target)) {
-                text.erase(at, k_target.size());
-            }
+            const std::string text = replace_all(lower(r.text), k_target, "");
             for (const auto& word : k_refusal_words) {
                 if (text.find(word) != std::string::npos) {
                     return {Verdict::enforced, "visible: the tool result says \"" + word + "\""};

@@ -220,6 +220,25 @@ TEST(ScriptResolve, ExplicitArgsWinAndNamedToolsNeedNotBeOffered) {
                         "sonata_main_2", 2, true));
 }
 
+TEST(ScriptResolve, ANamedMcpToolIsCalledUnderTheSpellingTheHarnessOffered) {
+    const auto script = must_parse(
+        R"({"steps":[{"intent":"call_tool","name":"mcp__sonata-canary__touch","args":{"n":1}}]})");
+    for (const std::string offered :
+         {"mcp_sonata-canary_touch", "sonata-canary_touch", "touch", "mcp__sonata-canary__touch"}) {
+        const auto move = resolve_move(script, context(), offering({"read", offered, "bash"}));
+        EXPECT_EQ(move, tool_move(offered, R"({"n":1})", "sonata_main_0", 0, true)) << offered;
+    }
+    // Nothing like it offered, a name too short to match safely, or two candidates: the name the
+    // script gave, not offered.
+    for (const std::vector<std::string>& offered :
+         {std::vector<std::string>{"read", "bash"}, std::vector<std::string>{"ch"},
+          std::vector<std::string>{"touch", "canary_touch"}}) {
+        const auto move = resolve_move(script, context(), offering(offered));
+        EXPECT_EQ(move, tool_move("mcp__sonata-canary__touch", R"({"n":1})", "sonata_main_0", 0,
+                                  false));
+    }
+}
+
 TEST(ScriptResolve, AWriteToolWithoutPathFieldGetsAnAddFilePatch) {
     adapters::ToolVocabulary codex{{"apply_patch"}, "", "input", false, {"exec_command"},
                                    "cmd",           {}, "",      {}};
