@@ -17,6 +17,32 @@ void list(std::ostringstream& out, const char* name, const std::vector<std::stri
 
 } // namespace
 
+PlanCase plan_case(std::string harness, Mode parent, RoleKind role,
+                   std::map<std::string, std::string> options) {
+    PlanCase plan;
+    plan.harness = std::move(harness);
+    plan.parent_mode = parent;
+    plan.role = role;
+    plan.options = std::move(options);
+    return plan;
+}
+
+PlanCase no_bypass(PlanCase plan) {
+    plan.options["dangerously_skip_permissions"] = "false";
+    return plan;
+}
+
+Invocation headless_invocation(std::vector<std::string> argv, std::vector<std::string> relies,
+                               std::vector<std::string> notes,
+                               std::vector<std::string> env_unset) {
+    Invocation inv;
+    inv.argv = std::move(argv);
+    inv.env_unset = std::move(env_unset);
+    inv.relies_on = std::move(relies);
+    inv.notes = std::move(notes);
+    return inv;
+}
+
 Result<Decision> decide_case(const PlanCase& plan_case) {
     adapters::PlanRequest request;
     request.harness_id = plan_case.harness;

@@ -26,6 +26,19 @@ struct PlanCase {
     std::string support_dir;  ///< Non-empty: support files are written there (else nowhere).
 };
 
+/// `harness` dispatched from a `parent` session with `role` and per-task `options`.
+PlanCase plan_case(std::string harness, Mode parent, RoleKind role = RoleKind::write,
+                   std::map<std::string, std::string> options = {});
+
+/// `plan` with the per-task option dangerously_skip_permissions=false.
+PlanCase no_bypass(PlanCase plan);
+
+/// A headless invocation as the planner returns it: `argv`, the relied-on probes, the notes, and
+/// the variables every plan removes (`env_unset`).
+Invocation headless_invocation(std::vector<std::string> argv, std::vector<std::string> relies,
+                               std::vector<std::string> notes,
+                               std::vector<std::string> env_unset = {"IS_SANDBOX"});
+
 /// Runs adapters::decide on `plan_case`, with the adapter's bare executable name as argv[0].
 Result<Decision> decide_case(const PlanCase& plan_case);
 

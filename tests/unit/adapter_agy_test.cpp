@@ -11,21 +11,11 @@ using Strings = std::vector<std::string>;
 using Options = std::map<std::string, std::string>;
 
 Invocation headless(Strings argv, Strings relies, Strings notes) {
-    Invocation inv;
-    inv.argv = std::move(argv);
-    inv.env_unset = {"IS_SANDBOX"};
-    inv.relies_on = std::move(relies);
-    inv.notes = std::move(notes);
-    return inv;
+    return headless_invocation(std::move(argv), std::move(relies), std::move(notes));
 }
 
 PlanCase dispatch(Mode parent, Options options = {}, RoleKind role = RoleKind::write) {
-    PlanCase plan;
-    plan.harness = "agy";
-    plan.parent_mode = parent;
-    plan.role = role;
-    plan.options = std::move(options);
-    return plan;
+    return plan_case("agy", parent, role, std::move(options));
 }
 
 PlanCase resumed_bypass() {

@@ -62,12 +62,7 @@ Invocation gemini(const std::string& tier, Strings relies, Strings notes) {
 }
 
 PlanCase dispatch(Mode parent, Options options = {}, RoleKind role = RoleKind::write) {
-    PlanCase plan;
-    plan.harness = "gemini";
-    plan.parent_mode = parent;
-    plan.role = role;
-    plan.options = std::move(options);
-    return plan;
+    return plan_case("gemini", parent, role, std::move(options));
 }
 
 PlanCase resumed_plan() {

@@ -19,25 +19,11 @@ const std::string k_no_mode_note =
     "bypassPermissions, so tool calls that need approval are cancelled";
 
 Invocation headless(Strings argv, Strings relies, Strings notes) {
-    Invocation inv;
-    inv.argv = std::move(argv);
-    inv.env_unset = {"IS_SANDBOX"};
-    inv.relies_on = std::move(relies);
-    inv.notes = std::move(notes);
-    return inv;
+    return headless_invocation(std::move(argv), std::move(relies), std::move(notes));
 }
 
 PlanCase dispatch(Mode parent, RoleKind role = RoleKind::write) {
-    PlanCase plan;
-    plan.harness = "grok";
-    plan.parent_mode = parent;
-    plan.role = role;
-    return plan;
-}
-
-PlanCase no_bypass(PlanCase plan) {
-    plan.options["dangerously_skip_permissions"] = "false";
-    return plan;
+    return plan_case("grok", parent, role);
 }
 
 const Refusal k_default_refusal{

@@ -15,25 +15,11 @@ const Strings k_edits{"outside-workspace-write", "hostile-workspace"};
 const std::string k_unasked_note = "headless: actions run unasked inside muse's process sandbox";
 
 Invocation headless(Strings argv, Strings relies, Strings notes) {
-    Invocation inv;
-    inv.argv = std::move(argv);
-    inv.env_unset = {"IS_SANDBOX"};
-    inv.relies_on = std::move(relies);
-    inv.notes = std::move(notes);
-    return inv;
+    return headless_invocation(std::move(argv), std::move(relies), std::move(notes));
 }
 
 PlanCase dispatch(Mode parent, RoleKind role = RoleKind::write) {
-    PlanCase plan;
-    plan.harness = "muse";
-    plan.parent_mode = parent;
-    plan.role = role;
-    return plan;
-}
-
-PlanCase no_bypass(PlanCase plan) {
-    plan.options["dangerously_skip_permissions"] = "false";
-    return plan;
+    return plan_case("muse", parent, role);
 }
 
 PlanCase resumed(PlanCase plan) {

@@ -45,12 +45,7 @@ Invocation qwen(Strings tail, Strings relies, Strings notes) {
 }
 
 PlanCase dispatch(Mode parent, Options options = {}, RoleKind role = RoleKind::write) {
-    PlanCase plan;
-    plan.harness = "qwen";
-    plan.parent_mode = parent;
-    plan.role = role;
-    plan.options = std::move(options);
-    return plan;
+    return plan_case("qwen", parent, role, std::move(options));
 }
 
 PlanCase resumed_plan() {

@@ -26,12 +26,7 @@ const Strings k_tui_notes{"interactive TUI in tmux: approval cards surface as PA
                           "agent starts; `reasonix config telemetry off` clears it"};
 
 Invocation headless(Strings argv, Strings relies, Strings notes) {
-    Invocation inv;
-    inv.argv = std::move(argv);
-    inv.env_unset = k_unset;
-    inv.relies_on = std::move(relies);
-    inv.notes = std::move(notes);
-    return inv;
+    return headless_invocation(std::move(argv), std::move(relies), std::move(notes), k_unset);
 }
 
 Invocation tui(Strings argv, Strings relies) {
@@ -48,16 +43,7 @@ Strings with(Strings base, const std::string& more) {
 }
 
 PlanCase dispatch(Mode parent, RoleKind role = RoleKind::write) {
-    PlanCase plan;
-    plan.harness = "reasonix";
-    plan.parent_mode = parent;
-    plan.role = role;
-    return plan;
-}
-
-PlanCase no_bypass(PlanCase plan) {
-    plan.options["dangerously_skip_permissions"] = "false";
-    return plan;
+    return plan_case("reasonix", parent, role);
 }
 
 PlanCase resumed(PlanCase plan) {
