@@ -25,10 +25,7 @@ Invocation run(const PlanCase& plan_case) {
 }
 
 PlanCase claude(Mode parent, std::string resume = {}) {
-    PlanCase c;
-    c.harness = "claude";
-    c.parent_mode = parent;
-    c.role = RoleKind::write;
+    PlanCase c = plan_case("claude", parent);
     c.resume = std::move(resume);
     return c;
 }

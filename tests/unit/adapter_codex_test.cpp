@@ -83,12 +83,7 @@ TEST_P(CodexCell, WholeInvocation) {
 
 PlanCase codex(Mode parent, RoleKind role = RoleKind::write,
                std::map<std::string, std::string> options = {}) {
-    PlanCase c;
-    c.harness = "codex";
-    c.parent_mode = parent;
-    c.role = role;
-    c.options = std::move(options);
-    return c;
+    return plan_case("codex", parent, role, std::move(options));
 }
 
 const std::string k_on_request = R"(approval_policy="on-request")";

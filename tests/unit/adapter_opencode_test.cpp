@@ -49,12 +49,8 @@ Invocation headless(Strings argv, Env env, Strings unset, Strings relies, String
 
 PlanCase opencode(std::string version, Mode parent, RoleKind role = RoleKind::write,
                   std::map<std::string, std::string> options = {}) {
-    PlanCase c;
-    c.harness = "opencode";
+    PlanCase c = plan_case("opencode", parent, role, std::move(options));
     c.version = std::move(version);
-    c.parent_mode = parent;
-    c.role = role;
-    c.options = std::move(options);
     return c;
 }
 

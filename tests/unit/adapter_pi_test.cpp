@@ -38,12 +38,7 @@ Invocation pi_run(Strings argv, Strings relies, Strings notes = {}) {
 
 PlanCase pi(std::string harness, Mode parent, RoleKind role = RoleKind::write,
             std::map<std::string, std::string> options = {}) {
-    PlanCase c;
-    c.harness = std::move(harness);
-    c.parent_mode = parent;
-    c.role = role;
-    c.options = std::move(options);
-    return c;
+    return plan_case(std::move(harness), parent, role, std::move(options));
 }
 
 struct Cell {
