@@ -259,7 +259,12 @@ private:
                 "dangerously_skip_permissions=false: no --auto; actions that would be "
                 "asked are auto-rejected");
         } else {
+            // bypass (opencode 1.18.33): --auto approves writes outside the workspace too, so
+            // outside-workspace-write is violated by design here; like every bypass tier it
+            // relies on nothing, since the parent allows everything.
             inv.argv.emplace_back("--auto");
+            inv.notes.push_back("no sandbox: shell commands run unasked");
+            return;
         }
         inv.relies_on = relies::workspace_edits();
         inv.notes.push_back("no sandbox: shell commands run unasked");
