@@ -8,21 +8,21 @@ namespace sonata {
 namespace fs = std::filesystem;
 namespace {
 
-std::string env_or(const std::map<std::string, std::string> &env, const std::string &key,
-                   const std::string &fallback) {
+std::string env_or(const std::map<std::string, std::string>& env, const std::string& key,
+                   const std::string& fallback) {
     const auto it = env.find(key);
     return it == env.end() || it->second.empty() ? fallback : it->second;
 }
 
 } // namespace
 
-std::string machine_dir(const std::map<std::string, std::string> &env) {
+std::string machine_dir(const std::map<std::string, std::string>& env) {
     const std::string xdg = env_or(env, "XDG_CONFIG_HOME", env_or(env, "HOME", "/") + "/.config");
     return xdg + "/sonata";
 }
 
-ConfigLocation locate_config(const std::string &cwd,
-                             const std::map<std::string, std::string> &env) {
+ConfigLocation locate_config(const std::string& cwd,
+                             const std::map<std::string, std::string>& env) {
     ConfigLocation where;
     std::error_code ec;
     for (fs::path dir = fs::path(cwd); !dir.empty(); dir = dir.parent_path()) {

@@ -4,13 +4,13 @@
 
 #include "core/process.hpp"
 
-extern char **environ;
+extern char** environ;
 
 namespace sonata {
 
 Environment current_environment() {
     Environment env;
-    for (char **e = environ; e != nullptr && *e != nullptr; ++e) {
+    for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
         std::string entry(*e);
         const auto eq = entry.find('=');
         if (eq != std::string::npos) env.emplace(entry.substr(0, eq), entry.substr(eq + 1));

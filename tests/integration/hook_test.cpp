@@ -370,6 +370,15 @@ TEST_F(HookCli, HelpStillGoesThroughTheCommandLineParser) {
     EXPECT_NE(run.out.find("PreToolUse"), std::string::npos) << run.out;
 }
 
+TEST_F(HookCli, SonataHookAnswersHelpAndVersionWithoutReadingStdin) {
+    // Output the hook itself never prints: the flags are answered before any stdin is read.
+    const SonataRun help = run_program({SONATA_HOOK_BIN, "--help"}, m_env, m_runner_cwd);
+    EXPECT_EQ(help.exit_code, 0);
+    EXPECT_NE(help.out.find("PreToolUse"), std::string::npos) << help.out;
+    const SonataRun version = run_program({SONATA_HOOK_BIN, "--version"}, m_env, m_runner_cwd);
+    EXPECT_EQ(version.out, std::string("sonata-hook ") + SONATA_VERSION + "\n");
+}
+
 const auto k_entry_name = [](const auto& param_info) {
     return std::string(param_info.param.name);
 };

@@ -10,9 +10,9 @@ namespace sonata::testing {
 
 namespace fs = std::filesystem;
 
-SonataRun run_program(const std::vector<std::string> &argv, const Environment &env,
-                      const std::string &cwd, const std::optional<std::string> &stdin_data,
-                      const std::vector<std::string> &wrapper) {
+SonataRun run_program(const std::vector<std::string>& argv, const Environment& env,
+                      const std::string& cwd, const std::optional<std::string>& stdin_data,
+                      const std::vector<std::string>& wrapper) {
     ProcessRequest request;
     request.argv = wrapper;
     request.argv.insert(request.argv.end(), argv.begin(), argv.end());
@@ -26,17 +26,17 @@ SonataRun run_program(const std::vector<std::string> &argv, const Environment &e
     return SonataRun{result->exit_code, result->out, result->err};
 }
 
-SonataRun run_sonata(const std::vector<std::string> &args, const Environment &env,
-                     const std::string &cwd, const std::optional<std::string> &stdin_data,
-                     const std::vector<std::string> &wrapper) {
+SonataRun run_sonata(const std::vector<std::string>& args, const Environment& env,
+                     const std::string& cwd, const std::optional<std::string>& stdin_data,
+                     const std::vector<std::string>& wrapper) {
     std::vector<std::string> argv{SONATA_BIN};
     argv.insert(argv.end(), args.begin(), args.end());
     return run_program(argv, env, cwd, stdin_data, wrapper);
 }
 
-std::vector<std::string> processes_working_under(const std::string &root) {
+std::vector<std::string> processes_working_under(const std::string& root) {
     std::vector<std::string> found;
-    for (const auto &entry : fs::directory_iterator("/proc")) {
+    for (const auto& entry : fs::directory_iterator("/proc")) {
         std::error_code ec;
         const auto cwd = fs::read_symlink(entry.path() / "cwd", ec);
         if (!ec && cwd.string().rfind(root, 0) == 0) {
@@ -46,7 +46,7 @@ std::vector<std::string> processes_working_under(const std::string &root) {
     return found;
 }
 
-std::set<std::string> tree(const std::string &root) {
+std::set<std::string> tree(const std::string& root) {
     std::set<std::string> paths;
     for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator();
          ++it) {
@@ -57,7 +57,7 @@ std::set<std::string> tree(const std::string &root) {
     return paths;
 }
 
-std::string read_text(const std::string &path) {
+std::string read_text(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw std::runtime_error("cannot read " + path);
     std::ostringstream text;
@@ -65,7 +65,7 @@ std::string read_text(const std::string &path) {
     return text.str();
 }
 
-void write_text(const std::string &path, const std::string &content) {
+void write_text(const std::string& path, const std::string& content) {
     fs::create_directories(fs::path(path).parent_path());
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     if (!out) throw std::runtime_error("cannot write " + path);
