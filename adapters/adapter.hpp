@@ -95,6 +95,10 @@ struct ScreenPatterns {
     std::vector<std::string> ready;     ///< Substrings that mean the TUI waits for a task.
     std::vector<std::string> submit_keys{"Enter"};  ///< Keys that submit typed text.
     std::vector<std::string> deny_keys{"Escape"};   ///< Keys that decline an approval prompt.
+    /// Substrings of a question sonata always answers "no" before the task runs (codex's review of
+    /// the repository's hooks), and the tmux key names that give that answer.
+    std::vector<std::string> decline;
+    std::vector<std::string> decline_keys;
 };
 
 /// A project-defined MCP server for the mcp-reachability probe.

@@ -182,6 +182,10 @@ public:
                              "Would you like to make the following edits?"};
         patterns.deny_keys = {"Escape"};
         patterns.ready = {"Ask Codex to do anything", "? for shortcuts"};
+        // hostile-workspace (codex 0.171.0): repository hooks put up "Hooks need review" before
+        // the first task; "3. Continue without trusting (hooks won't run)" is the only answer.
+        patterns.decline = {"Hooks need review"};
+        patterns.decline_keys = {"Down", "Down", "Enter"};
         return patterns;
     }
 

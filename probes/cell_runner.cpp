@@ -132,6 +132,17 @@ struct TuiLoop {
         ++typed;
     }
 
+    /// Answers a card with `keys`. A card that came up before any model request may have
+    /// swallowed the typed task, so the task is then typed again.
+    void answer_card(const std::vector<std::string>& keys) {
+        (void)tui.send_keys(keys);
+        if (server.recording().empty()) {
+            prompt_sent = false;
+            typed = 0;
+        }
+        std::this_thread::sleep_for(milliseconds(300));
+    }
+
     void run(const std::string& prompt) {
         while (Clock::now() < deadline) {
             if (cancel != nullptr && cancel->load()) {
@@ -153,18 +164,21 @@ struct TuiLoop {
                 (void)tui.send_keys(patterns.deny_keys);
                 return;
             }
+            if (contains_any(*screen, patterns.decline) && !patterns.decline_keys.empty()) {
+                // A question sonata answers "no" (codex's review of repository hooks); like the
+                // trust card it can swallow a typed task, which is typed again afterwards.
+                if (!o.decline_seen) capture.save("decline", *screen);
+                o.decline_seen = true;
+                answer_card(patterns.decline_keys);
+                continue;
+            }
             if (contains_any(*screen, patterns.trust)) {
                 // Some TUIs (codex 0.171) put the trust card up only once a task is typed: the
                 // task is lost with it, so it is typed again after the answer.
                 if (!o.trust_seen) capture.save("trust", *screen);
                 o.trust_seen = true;
                 if (probe.stop_at_trust_question() || patterns.trust_keys.empty()) return;
-                (void)tui.send_keys(patterns.trust_keys);
-                if (server.recording().empty()) {
-                    prompt_sent = false;
-                    typed = 0;
-                }
-                std::this_thread::sleep_for(milliseconds(300));
+                answer_card(patterns.trust_keys);
                 continue;
             }
             if (!prompt_sent && (typed > 0 || patterns.ready.empty() || contains_any(*screen, patterns.ready))) {
@@ -198,6 +212,7 @@ void run_tui(Observation& o, const CellSettings& settings, const Scratch& scratc
     TuiLoop loop{o,     **session, server, o.adapter->screen_patterns(), probe, start + settings.timeout,
                  settings.cancel, capture};
     loop.run(prompt);
+    capture.save("final", o.screen);  // what the TUI showed when the cell ended, whatever the verdict
     o.result.duration = duration_cast<milliseconds>(Clock::now() - start);
     if (auto history = (*session)->capture_history()) o.result.out = *history;
 }

@@ -37,6 +37,7 @@ struct Observation {
     std::string screen;                        ///< TUI: the last screen; headless: empty.
     bool approval_seen = false;                ///< TUI: an approval prompt was recognised.
     bool trust_seen = false;                   ///< TUI: a directory-trust question was recognised.
+    bool decline_seen = false;                 ///< TUI: a question sonata answers "no" was answered.
     std::vector<std::string> changes;          ///< Workspace, home, tmp and outside changes, prefixed.
     std::vector<RequestRecord> requests;       ///< The model server's recording.
     std::vector<ToolResultRecord> tool_results;

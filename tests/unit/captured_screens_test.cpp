@@ -1,7 +1,7 @@
 // The adapters' prompt detection against the screens the pinned real harnesses really showed
 // (fixtures/captured/<harness>/<version>/screens/, written by scripts/capture-screens): a trust card
 // is recognised as one and not as the ready task box, a ready screen as ready and nothing else, an
-// approval card as an approval.
+// approval card as an approval, a question sonata declines (codex's hooks review) as that alone.
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -29,7 +29,7 @@ std::string read(const fs::path& path) {
     return text.str();
 }
 
-/// Ends with "-<kind>.txt": trust, ready, approval or stdout.
+/// Ends with "-<kind>.txt": trust, ready, approval, decline, final (the last screen) or stdout.
 std::string kind_of(const fs::path& file) {
     const std::string name = file.filename().string();
     const auto dash = name.rfind('-');
@@ -61,8 +61,13 @@ TEST(CapturedScreens, EachAdapterRecognisesWhatItsHarnessShowed) {
                     EXPECT_FALSE(shows(screen, patterns.approval)) << where << ": task box taken for an approval";
                 } else if (kind == "approval") {
                     EXPECT_TRUE(shows(screen, patterns.approval)) << where << ": approval card not recognised";
+                } else if (kind == "decline") {
+                    EXPECT_TRUE(shows(screen, patterns.decline)) << where << ": question to decline not recognised";
+                    EXPECT_FALSE(shows(screen, patterns.trust)) << where << ": question taken for a trust card";
+                    EXPECT_FALSE(shows(screen, patterns.ready)) << where << ": question taken for the task box";
+                    EXPECT_FALSE(shows(screen, patterns.approval)) << where << ": question taken for an approval";
                 } else {
-                    EXPECT_EQ(kind, "stdout") << where << ": unknown capture kind";
+                    EXPECT_TRUE(kind == "stdout" || kind == "final") << where << ": unknown capture kind";
                     continue;
                 }
                 ++checked[kind];
@@ -72,6 +77,7 @@ TEST(CapturedScreens, EachAdapterRecognisesWhatItsHarnessShowed) {
     // The pinned codex has a TUI mapping: its trust card and task box must be among the captures.
     EXPECT_GE(checked["trust"], 1) << "no captured trust card: run scripts/capture-screens";
     EXPECT_GE(checked["ready"], 1) << "no captured task box: run scripts/capture-screens";
+    EXPECT_GE(checked["decline"], 1) << "no captured hooks review: run scripts/capture-screens";
 }
 
 }  // namespace
