@@ -113,6 +113,7 @@ struct TuiLoop {
     bool prompt_sent = false;
     int typed = 0;  ///< How often the prompt has been typed.
     Clock::time_point typed_at{};
+    Clock::time_point declined_at{};  ///< When a card to decline was last answered.
 
     /// Types the prompt and submits it once the screen echoes it. Some TUIs drop keys typed
     /// while they finish starting up (codex 0.171 drops the first text typed), so text that
@@ -166,9 +167,16 @@ struct TuiLoop {
             }
             if (contains_any(*screen, patterns.decline) && !patterns.decline_keys.empty()) {
                 // A question sonata answers "no" (codex's review of repository hooks); like the
-                // trust card it can swallow a typed task, which is typed again afterwards.
+                // trust card it can swallow a typed task, which is typed again afterwards. Keys
+                // that move a selection are not idempotent: a card still showing right after the
+                // answer is left alone for a while rather than answered twice.
+                if (o.decline_seen && Clock::now() - declined_at < std::chrono::seconds(3)) {
+                    std::this_thread::sleep_for(milliseconds(100));
+                    continue;
+                }
                 if (!o.decline_seen) capture.save("decline", *screen);
                 o.decline_seen = true;
+                declined_at = Clock::now();
                 answer_card(patterns.decline_keys);
                 continue;
             }
