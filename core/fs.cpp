@@ -84,6 +84,12 @@ bool move_into_place(int dir_fd, const std::string& tmp, const std::string& name
 
 }  // namespace
 
+bool is_executable_file(const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+           ::access(path.c_str(), X_OK) == 0;
+}
+
 Result<void> write_file_atomic_at(int dir_fd, const std::string& name, const std::string& content,
                                   const WriteOptions& options) {
     if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..") {

@@ -28,6 +28,9 @@ Result<void> write_file_atomic(const std::string& path, const std::string& conte
 Result<void> write_file_atomic_at(int dir_fd, const std::string& name, const std::string& content,
                                   const WriteOptions& options = {});
 
+/// True when `path` is a regular file (symlinks followed) this process may execute.
+bool is_executable_file(const std::string& path);
+
 /// Reads a whole regular file of at most `max_bytes`. Missing, unreadable, not a regular file,
 /// or larger than `max_bytes` are errors with ExitCode::bad_data naming `path`.
 Result<std::string> read_file_bounded(const std::string& path, std::size_t max_bytes);

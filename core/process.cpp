@@ -28,17 +28,9 @@
 #include <boost/process/v2/process.hpp>
 #include <boost/process/v2/stdio.hpp>
 
+#include "core/fs.hpp"
+
 namespace sonata {
-
-namespace {
-
-bool is_executable_file(const std::string& path) {
-    struct stat st {};
-    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-           ::access(path.c_str(), X_OK) == 0;
-}
-
-}  // namespace
 
 std::optional<std::string> search_path(const std::string& name, const std::string& path_var) {
     if (name.find('/') != std::string::npos) return name;

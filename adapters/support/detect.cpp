@@ -1,19 +1,15 @@
 // Executable discovery and version detection. A hanging `--version` is killed at the timeout.
 #include "adapters/support/detect.hpp"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 
+#include "core/fs.hpp"
+
 namespace sonata::adapters {
 namespace {
-
-bool is_executable_file(const std::string& path) {
-    struct stat st {};
-    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
-}
 
 std::string expand_home(const std::string& dir, const Environment& env) {
     if (dir.rfind("~/", 0) != 0) return dir;

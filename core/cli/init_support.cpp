@@ -2,12 +2,13 @@
 // and the commented project config.
 #include "core/cli/init_support.hpp"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <climits>
 
 #include <nlohmann/json.hpp>
+
+#include "core/fs.hpp"
 
 namespace sonata::cli {
 namespace {
@@ -157,10 +158,7 @@ std::string hook_program(const std::string& sonata_path) {
     const auto slash = sonata_path.rfind('/');
     if (slash == std::string::npos) return sonata_path;
     const std::string beside = sonata_path.substr(0, slash + 1) + std::string(k_hook_program);
-    struct stat st {};
-    const bool usable = ::stat(beside.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-                        ::access(beside.c_str(), X_OK) == 0;
-    return usable ? beside : sonata_path;
+    return is_executable_file(beside) ? beside : sonata_path;
 }
 
 Result<SettingsEdit> install_hook(const std::optional<std::string>& text,
