@@ -21,6 +21,17 @@ std::string mcp_servers_json(const std::vector<std::string>& server_argv, std::s
     return config.dump(2) + "\n";
 }
 
+nlohmann::ordered_json session_start_hooks(const std::string& canary) {
+    using Json = nlohmann::ordered_json;
+    const Json hook{{"type", "command"}, {"command", touch_command(canary)}};
+    return Json::array({Json{{"hooks", Json::array({hook})}}});
+}
+
+nlohmann::ordered_json touch_mcp_server(const std::string& canary) {
+    using Json = nlohmann::ordered_json;
+    return {{"command", "touch"}, {"args", Json::array({canary})}, {"trust", true}};
+}
+
 std::string toml_string(const std::string& text) { return nlohmann::json(text).dump(); }
 
 std::string toml_array(const std::vector<std::string>& items) {

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "adapters/adapter.hpp"
 
 namespace sonata::adapters::project {
@@ -29,6 +31,13 @@ std::string toml_array(const std::vector<std::string>& items);
 /// `touch <canary>`: the command line a hostile hook or MCP server definition runs. Harnesses run
 /// hook commands through their own shell; this one has no quoting to get wrong.
 std::string touch_command(const std::string& canary);
+
+/// A `hooks.SessionStart` value in Claude Code's hooks format, which Gemini CLI and Qwen Code read
+/// too: one command hook running touch_command(canary).
+nlohmann::ordered_json session_start_hooks(const std::string& canary);
+
+/// A project MCP server definition, marked trusted, that runs `touch <canary>` when started.
+nlohmann::ordered_json touch_mcp_server(const std::string& canary);
 
 /// The newest regular file below `dir` (recursively, at most `depth` levels) whose name satisfies
 /// `accept`; empty when there is none.
