@@ -55,16 +55,23 @@ TEST(ClaudeAdapter, ConfigCannotChooseSettingSources) {
               "flag '--setting-sources' is forbidden for claude in plan mode (config)");
 }
 
-TEST(ClaudeAdapter, ProjectMcpIsDotMcpJson) {
-    const auto& adapter = **adapters::find_adapter("claude");
-    const auto mcp = adapter.project_mcp("/w", {"/bin/srv", "mcp-canary"});
-    ASSERT_TRUE(mcp);
+/// The harness's project MCP setup for server argv {"/bin/srv", "mcp-canary"} in workspace "/w":
+/// the tool named mcp__sonata-canary__touch and exactly one config file, `path` holding `content`.
+void expect_project_mcp(const std::string& harness, const std::string& path,
+                        const std::string& content) {
+    const auto mcp = (*adapters::find_adapter(harness))->project_mcp("/w", {"/bin/srv", "mcp-canary"});
+    ASSERT_TRUE(mcp) << harness;
     EXPECT_EQ(mcp->tool_name, "mcp__sonata-canary__touch");
     ASSERT_EQ(mcp->files.size(), 1U);
-    EXPECT_EQ(mcp->files[0].path, "/w/.mcp.json");
-    EXPECT_EQ(mcp->files[0].content,
-              "{\n  \"mcpServers\": {\n    \"sonata-canary\": {\n      \"command\": \"/bin/srv\",\n"
-              "      \"args\": [\n        \"mcp-canary\"\n      ]\n    }\n  }\n}\n");
+    EXPECT_EQ(mcp->files[0].path, path);
+    EXPECT_EQ(mcp->files[0].content, content);
+}
+
+TEST(ClaudeAdapter, ProjectMcpIsDotMcpJson) {
+    expect_project_mcp("claude", "/w/.mcp.json",
+                       "{\n  \"mcpServers\": {\n    \"sonata-canary\": {\n      \"command\": "
+                       "\"/bin/srv\",\n      \"args\": [\n        \"mcp-canary\"\n      ]\n    }\n  "
+                       "}\n}\n");
 }
 
 TEST(ClaudeAdapter, HostileFilesGrantEverythingAndHookTheStart) {
@@ -96,13 +103,9 @@ TEST(CodexAdapterProjectFiles, SessionIdFromTheHeaderAndMcpInProjectConfig) {
     const auto& adapter = **adapters::find_adapter("codex");
     EXPECT_EQ(adapter.session_id("", "model: m\nsession id: 019a-77\n--------\n", "/nowhere"),
               "019a-77");
-    const auto mcp = adapter.project_mcp("/w", {"/bin/srv", "mcp-canary"});
-    ASSERT_TRUE(mcp);
-    EXPECT_EQ(mcp->tool_name, "mcp__sonata-canary__touch");
-    ASSERT_EQ(mcp->files.size(), 1U);
-    EXPECT_EQ(mcp->files[0].path, "/w/.codex/config.toml");
-    EXPECT_EQ(mcp->files[0].content,
-              "[mcp_servers.sonata-canary]\ncommand = \"/bin/srv\"\nargs = [\"mcp-canary\"]\n");
+    expect_project_mcp(
+        "codex", "/w/.codex/config.toml",
+        "[mcp_servers.sonata-canary]\ncommand = \"/bin/srv\"\nargs = [\"mcp-canary\"]\n");
     EXPECT_EQ(adapter.hostile_files("/w", "/o/canary").size(), 2U);
 }
 

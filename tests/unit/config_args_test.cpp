@@ -14,13 +14,16 @@ struct Repeat {
     std::string error;
 };
 
-PlanCase read_only(const std::string& harness, std::vector<std::string> args) {
-    PlanCase plan;
-    plan.harness = harness;
-    plan.parent_mode = Mode::plan;
-    plan.role = RoleKind::read_only;
+/// A write dispatch of `harness` from a `mode` session, with configured `args`.
+PlanCase in_mode(const std::string& harness, Mode mode, std::vector<std::string> args,
+                 RoleKind role = RoleKind::write) {
+    PlanCase plan = plan_case(harness, mode, role);
     plan.extra_args = std::move(args);
     return plan;
+}
+
+PlanCase read_only(const std::string& harness, std::vector<std::string> args) {
+    return in_mode(harness, Mode::plan, std::move(args), RoleKind::read_only);
 }
 
 /// Each read-only plan with those arguments is a config error with exactly that message.
@@ -64,13 +67,6 @@ TEST(ConfigArgs, CodexConfigOverridesMayNotTouchTheSandboxOrApprovals) {
     const auto& argv = allowed->invocation().argv;
     EXPECT_EQ(std::vector<std::string>(argv.end() - 2, argv.end()),
               (std::vector<std::string>{"-c", "model_reasoning_effort=\"high\""}));
-}
-
-PlanCase in_mode(const std::string& harness, Mode mode, std::vector<std::string> args) {
-    PlanCase plan = read_only(harness, std::move(args));
-    plan.parent_mode = mode;
-    plan.role = RoleKind::write;
-    return plan;
 }
 
 TEST(ConfigArgs, ShortAliasesAndCamelCaseAreTheSameFlag) {
