@@ -27,3 +27,16 @@ std::string replace_all(std::string text, std::string_view from, std::string_vie
 std::string tail_lines(const std::string& text, std::size_t lines);
 
 }  // namespace sonata
+
+namespace sonata {
+
+/// The deepest nesting sonata accepts in any JSON it reads (matrices, settings, hook input, model
+/// requests). Real files nest a dozen levels; the parsers and printers sonata uses recurse per
+/// level, so a document nested tens of thousands deep would overflow the stack.
+inline constexpr std::size_t k_max_json_depth = 512;
+
+/// True when no array or object in `json` (as text, strings skipped) nests deeper than `limit`.
+/// A cheap scan meant to run before a parser; it does not check that the text is valid JSON.
+bool json_depth_within(std::string_view json, std::size_t limit = k_max_json_depth);
+
+}  // namespace sonata
