@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 
 #include "adapters/registry.hpp"
@@ -52,11 +53,47 @@ std::vector<std::string> canonical_flags(const Adapter& adapter, const std::vect
     return out;
 }
 
-/// Short options written together or with their value attached (`-sdanger-full-access`, `-dy`):
-/// parsers read them as one or more flags, so configured arguments must write them apart.
+/// Short options written together or with their value attached (`-sdanger-full-access`, `-dy`,
+/// `-dy=true`, `-cKEY=VALUE`): parsers read them as one or more flags, so configured arguments must
+/// write them apart. An '=' changes nothing: commander, yargs and clap all take `-cK=V` as `-c K=V`.
 bool is_bundled_short(const std::string& arg) {
-    return arg.size() > 2 && arg[0] == '-' && arg[1] != '-' && std::isalpha(static_cast<unsigned char>(arg[1])) &&
-           arg.find('=') == std::string::npos;
+    return arg.size() > 2 && arg[0] == '-' && arg[1] != '-' && std::isalpha(static_cast<unsigned char>(arg[1]));
+}
+
+std::string trimmed(std::string_view text) {
+    const auto first = text.find_first_not_of(" \t\r\n");
+    if (first == std::string_view::npos) return {};
+    const auto last = text.find_last_not_of(" \t\r\n");
+    return std::string(text.substr(first, last - first + 1));
+}
+
+/// The segments of a dotted config key as the harness reads them (codex trims each segment and
+/// accepts TOML's quoted segments): ` sandbox_workspace_write . "writable_roots"` names
+/// sandbox_workspace_write.writable_roots.
+std::vector<std::string> key_segments(std::string_view key) {
+    std::vector<std::string> segments;
+    for (std::size_t start = 0;;) {
+        const auto dot = key.find('.', start);
+        std::string segment = trimmed(key.substr(start, dot == std::string_view::npos ? dot : dot - start));
+        if (segment.size() >= 2 && (segment.front() == '"' || segment.front() == '\'') &&
+            segment.back() == segment.front()) {
+            segment = trimmed(std::string_view(segment).substr(1, segment.size() - 2));
+        }
+        segments.push_back(segment);
+        if (dot == std::string_view::npos) return segments;
+        start = dot + 1;
+    }
+}
+
+/// True when a `key=value` given to a repeatable flag names a reserved key or a key under one.
+bool names_reserved_key(const std::string& value, const std::vector<std::string>& reserved) {
+    const auto segments = key_segments(std::string_view(value).substr(0, value.find('=')));
+    std::string path;
+    for (const auto& segment : segments) {
+        path += (path.empty() ? "" : ".") + segment;
+        if (contains(reserved, path)) return true;
+    }
+    return false;
 }
 
 Result<void> check_forbidden(const Adapter& adapter, Mode mode, const std::vector<std::string>& argv,
@@ -111,10 +148,9 @@ Result<void> check_repeats(const Adapter& adapter, Mode mode, const Invocation& 
             const bool inline_value = extra[i].size() > name.size();
             const std::string value = inline_value ? extra[i].substr(name.size() + 1)
                                                    : (i + 1 < extra.size() ? extra[i + 1] : std::string());
-            const std::string key = value.substr(0, value.find('='));
-            const std::string table = key.substr(0, key.find('.'));
-            if (contains(reserved, key) || contains(reserved, table)) {
-                return refuse("'" + name + " " + key + "' sets what sonata's mapping decides");
+            if (names_reserved_key(value, reserved)) {
+                return refuse("'" + name + " " + trimmed(value.substr(0, value.find('='))) +
+                              "' sets what sonata's mapping decides");
             }
             continue;
         }
@@ -133,6 +169,30 @@ Result<void> write_support_files(const std::vector<FileToWrite>& files) {
         WriteOptions options;
         options.mode = 0600;
         if (auto ok = write_file_atomic(file.path, file.content, options); !ok) return ok;
+    }
+    return {};
+}
+
+/// Values sonata passes as their own argv element (a model name, a session id) may not look like
+/// a flag: `--model -yy=true` would hand the harness a second option. Control characters are out
+/// too. Budgets must be a finite positive number of dollars.
+Result<void> check_values(const PlanRequest& request) {
+    const auto check = [](const std::string& value, const std::string& what) -> Result<void> {
+        if (!value.empty() && value.front() == '-') {
+            return fail(ExitCode::usage, what + " '" + value + "' starts with '-': a " + what +
+                                             " may not look like a flag");
+        }
+        for (const char c : value) {
+            if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+                return fail(ExitCode::usage, what + " holds a control character");
+            }
+        }
+        return {};
+    };
+    if (auto ok = check(request.model, "model"); !ok) return ok;
+    if (auto ok = check(request.resume_session, "session id to resume"); !ok) return ok;
+    if (request.max_budget_usd && !(std::isfinite(*request.max_budget_usd) && *request.max_budget_usd > 0)) {
+        return fail(ExitCode::usage, "--max-budget-usd must be a finite number of dollars above 0");
     }
     return {};
 }
@@ -163,6 +223,7 @@ Result<Decision> decide(const PlanRequest& request) {
     if (auto keys = check_option_keys(request.options, a.accepted_options(), request.harness_id); !keys) {
         return tl::unexpected(keys.error());
     }
+    if (auto values = check_values(request); !values) return tl::unexpected(values.error());
     Decision decision;
     decision.harness = request.harness_id;
     decision.version = request.version;
@@ -173,6 +234,12 @@ Result<Decision> decide(const PlanRequest& request) {
         return tl::unexpected(extra.error());
     }
 
+    std::string support_dir = request.support_dir;
+    if (support_dir.empty()) {
+        auto dir = machine_dir_checked(current_environment());
+        if (!dir) return tl::unexpected(dir.error());
+        support_dir = *dir + "/support";
+    }
     PlanInput input{request.harness_id,
                     request.executable.empty() ? a.executable_names().front() : request.executable,
                     request.version,
@@ -183,8 +250,7 @@ Result<Decision> decide(const PlanRequest& request) {
                     request.resume_session,
                     request.max_budget_usd,
                     request.host,
-                    request.support_dir.empty() ? machine_dir(current_environment()) + "/support"
-                                                : request.support_dir};
+                    support_dir};
     auto outcome = a.map(input);
     if (!outcome) return tl::unexpected(outcome.error());
     decision.outcome = std::move(*outcome);

@@ -99,6 +99,47 @@ TEST(ConfigArgs, BundledShortOptionsMustBeWrittenApart) {
     EXPECT_TRUE(apart) << apart.error().message;
 }
 
+// The forms that reached the argv before (issue: codex 0.171.0's outside-workspace-write went
+// from enforced to violated in acceptEdits and default with them): an attached `-cKEY=VALUE`, a
+// `--config=KEY=VALUE`, a key with spaces around its segments or quoted segments (codex trims
+// them), and attached short options with an '='.
+TEST(ConfigArgs, AttachedAndSpacedCodexConfigKeysAreRefusedInEveryWriteMode) {
+    const std::vector<std::vector<std::string>> widening{
+        {"-csandbox_workspace_write.writable_roots=[\"/\"]"},
+        {"-capproval_policy=\"never\""},
+        {"-c=sandbox_mode=\"danger-full-access\""},
+        {"--config=sandbox_workspace_write.writable_roots=[\"/\"]"},
+        {"--config= approval_policy=\"never\""},
+        {"-c", " sandbox_workspace_write.exclude_slash_tmp=false"},
+        {"-c", "sandbox_workspace_write . exclude_slash_tmp=false"},
+        {"-c", "\"sandbox_workspace_write\".writable_roots=[\"/\"]"},
+        {"--config", "\tapproval_policy = \"never\""},
+    };
+    for (const Mode mode : {Mode::plan, Mode::default_mode, Mode::accept_edits}) {
+        for (const auto& args : widening) {
+            const auto decision = decide_case(in_mode("codex", mode, args));
+            ASSERT_FALSE(decision) << to_string(mode) << " " << args.back() << ": "
+                                   << show(decision->invocation());
+            EXPECT_EQ(decision.error().code, ExitCode::config) << args.back();
+        }
+    }
+    const auto fine = decide_case(in_mode("codex", Mode::accept_edits, {"-c", " model_verbosity=\"low\""}));
+    EXPECT_TRUE(fine) << fine.error().message;
+}
+
+TEST(ConfigArgs, AttachedShortOptionsWithAnEqualsSignAreBundledToo) {
+    for (const auto& [harness, arg] : std::vector<std::pair<std::string, std::string>>{
+             {"gemini", "-dy=true"}, {"qwen", "-yy=true"}, {"opencode", "-cc=true"}, {"pi", "-ca=1"},
+             {"codex", "-s=danger-full-access"}}) {
+        const auto decision = decide_case(in_mode(harness, Mode::accept_edits, {arg}));
+        ASSERT_FALSE(decision) << arg << ": " << show(decision->invocation());
+        EXPECT_EQ(decision.error().code, ExitCode::config);
+        EXPECT_NE(decision.error().message.find("'" + arg + "' for " + harness + " bundles"),
+                  std::string::npos)
+            << decision.error().message;
+    }
+}
+
 TEST(ConfigArgs, ClaudeAllowRulesAndExtraDirsOnlyInBypass) {
     for (const Mode mode : {Mode::default_mode, Mode::accept_edits}) {
         for (const std::vector<std::string>& args :
