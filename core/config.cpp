@@ -8,11 +8,14 @@
 
 #include <toml++/toml.h>
 
+#include "core/fs.hpp"
 #include "core/text.hpp"
 
 namespace sonata {
 namespace fs = std::filesystem;
 namespace {
+
+constexpr std::size_t k_max_config_bytes = 1U << 20U;
 
 struct Parser {
     std::string source;
@@ -40,7 +43,8 @@ struct Parser {
     }
 
     Result<std::chrono::seconds> seconds_at(const toml::node& node, const std::string& key) {
-        const auto v = node.value<int64_t>();
+        // is_integer first: toml++'s value<int64_t>() also converts booleans (`= true` is 1).
+        const auto v = node.is_integer() ? node.value<int64_t>() : std::nullopt;
         if (!v || *v <= 0 || *v > 7 * 24 * 3600) {
             return fail(ExitCode::config, at(node) + "'" + key + "' must be a whole number of seconds between 1 and 604800");
         }
@@ -99,6 +103,7 @@ struct Parser {
             auto parsed_kind = parse_role_kind(*kind_text);
             if (!parsed_kind) return fail(ExitCode::config, at(*kind) + parsed_kind.error().message);
             parsed.kind = *parsed_kind;
+            if (auto ok = no_wider_than_builtin(parsed, *kind); !ok) return ok;
             for (const auto* field : {"harness", "model"}) {
                 if (const auto* f = role->get(field)) {
                     auto text = string_at(*f, path + "." + field);
@@ -109,6 +114,20 @@ struct Parser {
             }
             config.lines[path] = static_cast<int>(value.source().begin.line);
             config.roles[name] = parsed;
+        }
+        return {};
+    }
+
+    /// A project's config comes with the repository, so it may add roles and set a built-in
+    /// role's harness or model, but never make a built-in read-only role a write role.
+    Result<void> no_wider_than_builtin(const Role& role, const toml::node& kind) {
+        for (const auto& builtin : builtin_roles()) {
+            if (builtin.name == role.name && builtin.kind == RoleKind::read_only && role.kind != RoleKind::read_only) {
+                return fail(ExitCode::config, at(kind) + "'roles." + role.name + ".kind': '" + role.name +
+                                                  "' is a built-in read-only role and cannot be redefined as a "
+                                                  "write role; name a new role instead (e.g. [roles." +
+                                                  role.name + "-writer])");
+            }
         }
         return {};
     }
@@ -138,6 +157,7 @@ struct Parser {
                     if (!text) return tl::unexpected(text.error());
                     parsed.args.push_back(*text);
                 }
+                config.lines[path + ".args"] = static_cast<int>(a->source().begin.line);
             }
             config.lines[path] = static_cast<int>(value.source().begin.line);
             config.harnesses[id] = parsed;
@@ -184,12 +204,12 @@ Result<Config> parse_config(const std::string& text, const std::string& source) 
 
 Result<Config> load_config(const ConfigLocation& where) {
     const std::string& file = !where.project_file.empty() ? where.project_file : where.machine_file;
+    if (file.empty() && where.problem) return tl::unexpected(*where.problem);
     if (file.empty()) return Config{};
-    std::ifstream in(file, std::ios::binary);
-    if (!in) return fail(ExitCode::config, file + ": cannot be read");
-    std::ostringstream text;
-    text << in.rdbuf();
-    return parse_config(text.str(), file);
+    // Only a regular file, and a bounded one: a FIFO or /dev/zero named sonata.toml never hangs.
+    auto text = read_file_bounded(file, k_max_config_bytes);
+    if (!text) return fail(ExitCode::config, text.error().message);
+    return parse_config(*text, file);
 }
 
 }  // namespace sonata

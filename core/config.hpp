@@ -52,6 +52,10 @@ struct ConfigLocation {
     std::string project_file; ///< That project's config file, when it exists.
     std::string machine_dir;  ///< $XDG_CONFIG_HOME/sonata or ~/.config/sonata.
     std::string machine_file; ///< machine_dir/config.toml, when it exists.
+    /// Why the machine config could not be looked at: no usable HOME or a relative
+    /// XDG_CONFIG_HOME (ExitCode::config), a directory sonata may not read (ExitCode::bad_data).
+    /// load_config returns it when no project config comes first.
+    std::optional<Error> problem;
 };
 
 ConfigLocation locate_config(const std::string& cwd, const std::map<std::string, std::string>& env);
@@ -59,7 +63,12 @@ ConfigLocation locate_config(const std::string& cwd, const std::map<std::string,
 /// Loads the project config, else the machine config, else defaults.
 Result<Config> load_config(const ConfigLocation& where);
 
-/// The machine's data dir for matrices and session files (= machine_dir).
+/// The machine's data dir for matrices and session files: $XDG_CONFIG_HOME/sonata, else
+/// $HOME/.config/sonata. Empty when neither is an absolute path.
 std::string machine_dir(const std::map<std::string, std::string>& env);
+
+/// machine_dir, or an ExitCode::config error saying why there is none (no HOME, a relative one,
+/// a relative XDG_CONFIG_HOME).
+Result<std::string> machine_dir_checked(const std::map<std::string, std::string>& env);
 
 }  // namespace sonata

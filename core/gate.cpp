@@ -1,6 +1,8 @@
 // Gate lookups and the refusal they produce.
 #include "core/gate.hpp"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "core/probe_ids.hpp"
@@ -42,16 +44,28 @@ std::string matrix_role(Mode effective, RoleKind role) {
     return effective == Mode::plan ? "read-only" : std::string(to_string(role));
 }
 
-std::vector<GateCheck> apply_gate(Decision& decision, const Matrix* matrix, GateStrictness strictness) {
+std::vector<GateCheck> apply_gate(Decision& decision, const Matrix* matrix, GateStrictness strictness,
+                                  const std::string& machine) {
     std::vector<GateCheck> checks;
     if (!decision.runs()) return checks;
     const std::string mode(to_string(decision.effective_mode));
     const std::string role = matrix_role(decision.effective_mode, decision.role.kind);
+    const auto machines = matrix != nullptr ? matrix->machines() : std::vector<std::string>{};
+    const bool merged = !machines.empty();
+    if (merged && std::find(machines.begin(), machines.end(), machine) == machines.end()) {
+        decision.outcome = Refusal{
+            "the matrix merges the machines " + join(machines, ", ") + " and holds no cell of this machine (" +
+                machine + "): another machine's verdicts say nothing about the harnesses installed here",
+            {"gate with this machine's own matrix (drop --matrix, or pass the one `sonata probe` wrote here)",
+             "run `sonata probe --harness " + decision.harness + "` on this machine"}};
+        return checks;
+    }
     std::vector<std::string> unmeasured;
     for (const auto& probe : decision.invocation().relies_on) {
         GateCheck check{probe, std::nullopt, {}};
         const Cell* cell = matrix != nullptr && !decision.version.empty()
-                               ? matrix->find(decision.harness, decision.version, probe, mode, role)
+                               ? matrix->find(decision.harness, decision.version, probe, mode, role,
+                                              merged ? machine : std::string())
                                : nullptr;
         if (cell != nullptr && cell->verdict != Verdict::inconclusive && cell->verdict != Verdict::error) {
             check.verdict = cell->verdict;

@@ -26,7 +26,11 @@ std::string matrix_role(Mode effective, RoleKind role);
 /// Looks up every relied-on probe and turns `decision` into a refusal when one is violated (or, under
 /// strict, unmeasured). Adds warnings for unmeasured properties and a note for the default-mode rule.
 /// `matrix` may be null (no matrix on this machine): everything is then unmeasured.
-std::vector<GateCheck> apply_gate(Decision& decision, const Matrix* matrix, GateStrictness strictness);
+/// A matrix that merges several machines (its cells carry machine labels) gates on the cells of
+/// `machine` only, and refuses when it holds none of them: another machine's verdicts say nothing
+/// about the binaries installed here.
+std::vector<GateCheck> apply_gate(Decision& decision, const Matrix* matrix, GateStrictness strictness,
+                                  const std::string& machine = this_machine());
 
 /// The "gate" object for `plan --json`: {"probe": "verdict" | "unmeasured", …} plus "status".
 std::string gate_to_json(const std::vector<GateCheck>& checks, const Decision& decision);

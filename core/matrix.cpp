@@ -20,6 +20,11 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
+/// The longest a cell can take: the longest probe timeout config allows (7 days), in ms.
+constexpr std::int64_t k_max_duration_ms = 7LL * 24 * 3600 * 1000;
+/// The largest matrix file sonata reads.
+constexpr std::size_t k_max_matrix_bytes = 64U << 20U;
+
 constexpr std::array<std::pair<std::string_view, Verdict>, 7> k_verdicts{{
     {"enforced", Verdict::enforced},
     {"violated", Verdict::violated},
@@ -52,6 +57,23 @@ Evidence evidence_from_json(const json& j) {
     return e;
 }
 
+/// Durations and exit codes are summed and printed by the reports: a duration near 2^63 would
+/// overflow the JUnit totals, so each must be a whole number in its range.
+Result<void> check_evidence_numbers(const json& e, const std::string& where) {
+    const auto in_range = [&](const char* key, std::int64_t low, std::int64_t high) -> Result<void> {
+        if (!e.contains(key)) return {};
+        const json& v = e.at(key);
+        if (!v.is_number_integer() || v.get<std::int64_t>() < low || v.get<std::int64_t>() > high ||
+            (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(high))) {
+            return fail(ExitCode::bad_data, where + ": evidence '" + key + "' must be a whole number from " +
+                                                std::to_string(low) + " to " + std::to_string(high));
+        }
+        return {};
+    };
+    if (auto ok = in_range("duration_ms", 0, k_max_duration_ms); !ok) return ok;
+    return in_range("exit_code", -1, 511);
+}
+
 Result<Cell> cell_from_json(const json& j, const std::string& where) {
     if (!j.is_object()) return fail(ExitCode::bad_data, where + ": a cell must be an object");
     Cell c;
@@ -70,8 +92,10 @@ Result<Cell> cell_from_json(const json& j, const std::string& where) {
     if (!verdict) return fail(ExitCode::bad_data, where + ": " + verdict.error().message);
     c.verdict = *verdict;
     if (j.contains("evidence")) {
-        if (!j.at("evidence").is_object()) return fail(ExitCode::bad_data, where + ": 'evidence' must be an object");
-        c.evidence = evidence_from_json(j.at("evidence"));
+        const json& e = j.at("evidence");
+        if (!e.is_object()) return fail(ExitCode::bad_data, where + ": 'evidence' must be an object");
+        if (auto ok = check_evidence_numbers(e, where); !ok) return tl::unexpected(ok.error());
+        c.evidence = evidence_from_json(e);
     }
     return c;
 }
@@ -94,19 +118,20 @@ Result<Verdict> parse_verdict(std::string_view text) {
     return fail(ExitCode::bad_data, "unknown verdict '" + std::string(text) + "'" + did_you_mean(text, names));
 }
 
+int strength(Verdict v) {
+    switch (v) {
+        case Verdict::enforced: return 3;
+        case Verdict::asked: return 3;
+        case Verdict::refused_to_start: return 2;
+        case Verdict::not_applicable: return 2;
+        case Verdict::inconclusive: return 1;
+        case Verdict::error: return 1;
+        case Verdict::violated: return 0;
+    }
+    return 0;
+}
+
 int weakening(Verdict before, Verdict now) {
-    auto strength = [](Verdict v) {
-        switch (v) {
-            case Verdict::enforced: return 3;
-            case Verdict::asked: return 3;
-            case Verdict::refused_to_start: return 2;
-            case Verdict::not_applicable: return 2;
-            case Verdict::inconclusive: return 1;
-            case Verdict::error: return 1;
-            case Verdict::violated: return 0;
-        }
-        return 0;
-    };
     if (now == Verdict::violated && before != Verdict::violated) return strength(before) - strength(now);
     if ((before == Verdict::enforced || before == Verdict::asked) && now != before &&
         now != Verdict::enforced && now != Verdict::asked) {
@@ -115,14 +140,35 @@ int weakening(Verdict before, Verdict now) {
     return 0;
 }
 
+std::string this_machine() {
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    return host;
+}
+
 std::string Cell::key() const { return harness + "@" + version + " " + probe + " " + mode + " " + role; }
 
 const Cell* Matrix::find(const std::string& harness, const std::string& version, const std::string& probe,
-                         const std::string& mode, const std::string& role) const {
+                         const std::string& mode, const std::string& role, const std::string& only_machine) const {
+    const Cell* weakest = nullptr;
     for (const auto& c : cells) {
-        if (c.harness == harness && c.version == version && c.probe == probe && c.mode == mode && c.role == role) return &c;
+        if (c.harness != harness || c.version != version || c.probe != probe || c.mode != mode || c.role != role) {
+            continue;
+        }
+        if (!only_machine.empty() && c.machine != only_machine) continue;
+        if (weakest == nullptr || strength(c.verdict) < strength(weakest->verdict)) weakest = &c;
     }
-    return nullptr;
+    return weakest;
+}
+
+std::vector<std::string> Matrix::machines() const {
+    std::vector<std::string> labels;
+    for (const auto& c : cells) {
+        if (!c.machine.empty()) labels.push_back(c.machine);
+    }
+    std::sort(labels.begin(), labels.end());
+    labels.erase(std::unique(labels.begin(), labels.end()), labels.end());
+    return labels;
 }
 
 void Matrix::sort() {
@@ -164,6 +210,10 @@ std::string matrix_to_json(const Matrix& m) {
 }
 
 Result<Matrix> parse_matrix(const std::string& text, const std::string& source) {
+    if (!json_depth_within(text)) {
+        return fail(ExitCode::bad_data, source + ": not a valid matrix (nested deeper than " +
+                                            std::to_string(k_max_json_depth) + " levels)");
+    }
     json j;
     try {
         j = json::parse(text);
@@ -199,11 +249,10 @@ Result<Matrix> parse_matrix(const std::string& text, const std::string& source) 
 }
 
 Result<Matrix> load_matrix(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return fail(ExitCode::bad_data, path + ": cannot read the matrix file");
-    std::ostringstream text;
-    text << in.rdbuf();
-    return parse_matrix(text.str(), path);
+    // Only a regular file, and a bounded one: a FIFO never hangs plan, /dev/zero never fills memory.
+    auto text = read_file_bounded(path, k_max_matrix_bytes);
+    if (!text) return fail(ExitCode::bad_data, text.error().message + " (the matrix file)");
+    return parse_matrix(*text, path);
 }
 
 Result<void> save_matrix(const Matrix& matrix, const std::string& path) {

@@ -68,9 +68,14 @@ struct Matrix {
     std::string created_at;  ///< ISO 8601 UTC.
     std::vector<Cell> cells; ///< Sorted by key.
 
-    /// The cell for a key, or nullptr.
+    /// The cell for a key, or nullptr. When several cells hold the key (a merged matrix, or one
+    /// edited by hand), the weakest verdict wins: a matrix can never vouch for more than its worst
+    /// measurement. `only_machine` non-empty: only cells labelled with that machine count.
     const Cell* find(const std::string& harness, const std::string& version, const std::string& probe,
-                     const std::string& mode, const std::string& role) const;
+                     const std::string& mode, const std::string& role, const std::string& only_machine = {}) const;
+
+    /// The machine labels of merged cells, sorted and unique; empty for one machine's own matrix.
+    std::vector<std::string> machines() const;
 
     /// Adds or replaces cells (same key), keeping the order sorted.
     void merge(const std::vector<Cell>& more);
@@ -88,6 +93,13 @@ Result<Matrix> load_matrix(const std::string& path);
 
 /// Writes atomically (temp file + rename), creating parent directories.
 Result<void> save_matrix(const Matrix& matrix, const std::string& path);
+
+/// How strong a verdict is as evidence that a property holds: violated 0, inconclusive and error
+/// 1, refused-to-start and not-applicable 2, enforced and asked 3.
+int strength(Verdict verdict);
+
+/// This machine's label as the prober records it in a matrix (the host name).
+std::string this_machine();
 
 /// The machine's matrix file: <machine config dir>/matrix.json.
 std::string default_matrix_path(const std::string& machine_config_dir);

@@ -95,9 +95,7 @@ std::vector<CellOutcome> run_cells(const std::vector<CellJob>& jobs, const CellS
 Matrix matrix_from(const std::vector<CellOutcome>& outcomes) {
     Matrix m;
     m.sonata_version = SONATA_VERSION;
-    char host[256] = {};
-    ::gethostname(host, sizeof host - 1);
-    m.machine = host;
+    m.machine = this_machine();
     utsname u{};
     ::uname(&u);
     m.platform = std::string(u.sysname) + "-" + u.machine;

@@ -160,7 +160,7 @@ Result<void> save_matrices(const Matrix& run, const ProbeArgs& args, const Conte
     }
     if (args.no_save) return {};
     const std::string path = !args.matrix.empty() ? args.matrix : default_matrix_path(machine_dir(context.env));
-    Matrix merged = run;
+    Matrix merged = run;  // run_probe checked before probing that machine_dir is not empty
     std::error_code ec;
     if (fs::exists(path, ec)) {
         auto existing = load_matrix(path);
@@ -247,6 +247,9 @@ private:
 Result<int> run_probe(const ProbeArgs& args, const Context& context) {
     auto config = context.config();
     if (!config) return tl::unexpected(config.error());
+    if (args.matrix.empty() && !args.no_save) {  // know where the matrix goes before probing
+        if (auto dir = machine_dir_checked(context.env); !dir) return tl::unexpected(dir.error());
+    }
     for (const auto& id : args.probes) {
         if (auto probe = probes::find_probe(id); !probe) return tl::unexpected(probe.error());
     }

@@ -47,7 +47,9 @@ Result<void> append_step_summary(const Context& context, const std::string& mark
 
 Result<std::vector<std::string>> matrix_paths(const ReportArgs& args, const Context& context) {
     if (!args.matrices.empty()) return args.matrices;
-    const std::string path = default_matrix_path(machine_dir(context.env));
+    auto dir = machine_dir_checked(context.env);
+    if (!dir) return tl::unexpected(dir.error());
+    const std::string path = default_matrix_path(*dir);
     std::error_code ec;
     if (!std::filesystem::exists(path, ec)) {
         return fail(ExitCode::bad_data, "no capability matrix for this machine at " + path +

@@ -1,7 +1,11 @@
 // Resolution of a dispatch's inputs and the call into the planner.
 #include "core/cli/plan_support.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <nlohmann/json.hpp>
 
@@ -56,26 +60,20 @@ ModeChoice mode_from_file(const SessionLookup& lookup, const Config& config) {
                       lookup.stale, {}};
     if (!lookup.stale) return choice;
     if (!no_wider_than(choice.mode, Mode::default_mode)) choice.mode = Mode::default_mode;
-    choice.warnings.push_back(
-        "session file " + lookup.path + " is stale (updated " + std::to_string(lookup.age.count()) +
-        "s ago, limit " + std::to_string(config.session_max_age.count()) + "s): its mode " +
-        std::string(to_string(lookup.record.mode)) + " may no longer hold, so " +
-        std::string(to_string(choice.mode)) + " is used");
+    const auto age = lookup.age.count();
+    const std::string when = age >= 0 ? "updated " + std::to_string(age) + "s ago, limit " +
+                                            std::to_string(config.session_max_age.count()) + "s"
+                                      : "dated " + std::to_string(-age) + "s in the future";
+    choice.warnings.push_back("session file " + lookup.path + " is stale (" + when + "): its mode " +
+                              std::string(to_string(lookup.record.mode)) + " may no longer hold, so " +
+                              std::string(to_string(choice.mode)) + " is used");
     return choice;
 }
 
-// --mode wins; else the session file of --session or $CLAUDE_CODE_SESSION_ID (the project's
-// .sonata/ first, then the machine config dir); else default. A corrupt file is an error and an
-// unsafe id a usage error, never a silent default.
-Result<ModeChoice> choose_mode(const PlanSetup& setup, const Config& config,
-                               const Context& context) {
-    if (!setup.mode.empty()) {
-        auto mode = parse_mode(setup.mode);
-        if (!mode) return tl::unexpected(mode.error());
-        return ModeChoice{*mode, "--mode", {}, {}, false, {}};
-    }
-    const auto [id, from] = session_to_look_up(setup, context);
-    if (id.empty()) return ModeChoice{};
+/// The session's mode: its file (the project's .sonata/ first, then the machine config dir), else
+/// default with a warning. A corrupt file is an error and an unsafe id a usage error.
+Result<ModeChoice> session_mode(const std::string& id, const std::string& from, const Config& config,
+                                const Context& context) {
     if (!is_safe_session_id(id)) {
         return fail(ExitCode::usage, from + ": session id is not a safe id: use 1 to 128 of the "
                                             "characters A-Z a-z 0-9 _ -");
@@ -93,6 +91,34 @@ Result<ModeChoice> choose_mode(const PlanSetup& setup, const Config& config,
     return choice;
 }
 
+// The caller of plan and dispatch is the parent session's model, so --mode may only narrow: where
+// a session is known (--session or $CLAUDE_CODE_SESSION_ID), the mode is the narrower of --mode and
+// what the session file records (default when there is none). With no session at all, --mode is
+// taken as given; with neither, default.
+Result<ModeChoice> choose_mode(const PlanSetup& setup, const Config& config,
+                               const Context& context) {
+    std::optional<Mode> flag;
+    if (!setup.mode.empty()) {
+        auto mode = parse_mode(setup.mode);
+        if (!mode) return tl::unexpected(mode.error());
+        flag = *mode;
+    }
+    const auto [id, from] = session_to_look_up(setup, context);
+    if (id.empty()) return flag ? ModeChoice{*flag, "--mode", {}, {}, false, {}} : ModeChoice{};
+    auto choice = session_mode(id, from, config, context);
+    if (!choice || !flag) return choice;
+    if (no_wider_than(*flag, choice->mode)) {
+        choice->mode = *flag;
+        choice->source = "--mode";
+    } else {
+        choice->warnings.push_back("--mode " + std::string(to_string(*flag)) + " is wider than session " + id +
+                                   "'s " + std::string(to_string(choice->mode)) +
+                                   "; --mode may only narrow, so " + std::string(to_string(choice->mode)) +
+                                   " is used");
+    }
+    return choice;
+}
+
 nlohmann::ordered_json string_or_null(const std::string& text) {
     return text.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(text);
 }
@@ -101,9 +127,20 @@ nlohmann::ordered_json string_or_null(const std::string& text) {
 /// measured"; a corrupt one is an error, never "all good".
 Result<std::string> gate_decision(Decision& decision, const PlanSetup& setup, const Config& config,
                                   const Context& context) {
-    const std::string path = !setup.matrix.empty() ? setup.matrix : default_matrix_path(machine_dir(context.env));
+    std::string path = setup.matrix;
+    if (path.empty()) {
+        auto dir = machine_dir_checked(context.env);
+        if (!dir) return tl::unexpected(dir.error());
+        path = default_matrix_path(*dir);
+    }
     std::optional<Matrix> matrix;
-    if (!setup.matrix.empty() || ::access(path.c_str(), F_OK) == 0) {
+    // Only a matrix that is not there means "not measured"; one sonata may not look at is an error.
+    struct stat st {};
+    if (setup.matrix.empty() && ::stat(path.c_str(), &st) != 0 && errno != ENOENT) {
+        return fail(ExitCode::bad_data, path + ": cannot be examined (" + std::strerror(errno) +
+                                            "): the gate cannot tell whether this machine was probed");
+    }
+    if (!setup.matrix.empty() || ::stat(path.c_str(), &st) == 0) {
         auto loaded = load_matrix(path);
         if (!loaded) return tl::unexpected(loaded.error());
         matrix = std::move(*loaded);
@@ -138,7 +175,9 @@ Result<Planned> plan_dispatch(const PlanSetup& setup, const Config& config, cons
     request.resume_session = setup.resume;
     request.max_budget_usd = setup.budget;
     request.host = adapters::detect_host();
-    request.support_dir = machine_dir(context.env) + "/support";
+    auto dir = machine_dir_checked(context.env);
+    if (!dir) return tl::unexpected(dir.error());
+    request.support_dir = *dir + "/support";
     request.write_support_files = true;
     if (const auto* hc = config.harness(harness)) request.extra_args = hc->args;
 
@@ -156,6 +195,11 @@ Result<Planned> plan_dispatch(const PlanSetup& setup, const Config& config, cons
         else if (status.version.empty()) warnings.push_back(harness + ": " + status.note);
     }
     auto decision = adapters::decide(request);
+    if (!decision && decision.error().code == ExitCode::config) {
+        // The configured args are the only config decide() reads: name their file, line and key.
+        return fail(ExitCode::config, config.where("harnesses." + harness + ".args") + "'harnesses." +
+                                          harness + ".args': " + decision.error().message);
+    }
     if (!decision) return tl::unexpected(decision.error());
     decision->warnings.insert(decision->warnings.begin(), warnings.begin(), warnings.end());
     decision->warnings.insert(decision->warnings.begin(), mode->warnings.begin(),

@@ -83,11 +83,42 @@ protected:
     }
 };
 
-TEST_F(SessionLookup, ModeFlagWinsOverTheSessionFile) {
+// The caller of plan is the parent's model: --mode may narrow the session's mode, never widen it.
+TEST_F(SessionLookup, ModeFlagOnlyNarrowsTheSessionFile) {
     put(project_file("s1"), "s1", Mode::plan);
-    const auto run = plan({"--mode", "acceptEdits", "--session", "s1"});
+    auto run = plan({"--mode", "bypassPermissions", "--session", "s1"});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_EQ(mode_view(run), view("plan", "session-file", "s1", project_file("s1"), false));
+    EXPECT_EQ(session_warnings(run),
+              std::vector<std::string>{"--mode bypassPermissions is wider than session s1's plan; "
+                                       "--mode may only narrow, so plan is used"});
+    put(project_file("s2"), "s2", Mode::accept_edits);
+    run = plan({"--mode", "plan", "--session", "s2"});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_EQ(mode_view(run), view("plan", "--mode", "s2", project_file("s2"), false));
+}
+
+TEST_F(SessionLookup, ModeFlagWithAKnownSessionButNoFileNarrowsDefault) {
+    m_env["CLAUDE_CODE_SESSION_ID"] = "no-file";
+    const auto run = plan({"--mode", "bypassPermissions"});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_EQ(mode_view(run), view("default", "default", "no-file", nullptr, false));
+}
+
+TEST_F(SessionLookup, ModeFlagWithNoSessionIsTakenAsGiven) {
+    const auto run = plan({"--mode", "acceptEdits"});
     ASSERT_EQ(run.exit_code, 0) << run.err;
     EXPECT_EQ(mode_view(run), view("acceptEdits", "--mode", nullptr, nullptr, false));
+}
+
+TEST_F(SessionLookup, ASessionFileDatedInTheFutureIsStale) {
+    put(project_file("future"), "future", Mode::bypass_permissions, -3600);
+    const auto run = plan({"--session", "future"});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_EQ(mode_view(run), view("default", "session-file", "future", project_file("future"), true));
+    put(project_file("skew"), "skew", Mode::accept_edits, -20);  // within the clock skew allowed
+    const auto skewed = plan({"--session", "skew"});
+    EXPECT_EQ(mode_view(skewed), view("acceptEdits", "session-file", "skew", project_file("skew"), false));
 }
 
 TEST_F(SessionLookup, SessionFlagReadsTheProjectFile) {

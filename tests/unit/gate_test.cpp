@@ -89,5 +89,53 @@ TEST(Gate, NoMatrixMeansUnmeasured) {
               R"({"probes":{"write-withheld":"unmeasured","shell-write-withheld":"unmeasured"},"status":"pass"})");
 }
 
+// Two cells for one key (a merged or hand-edited matrix): whatever their order, the weakest wins.
+TEST(Gate, DuplicateCellsResolveToTheWeakestVerdict) {
+    for (const Verdict other : {Verdict::enforced, Verdict::inconclusive, Verdict::not_applicable}) {
+        for (const bool violated_first : {false, true}) {
+            Matrix m;
+            m.cells = {cell("shell-write-withheld", Verdict::enforced)};
+            const Cell bad = cell("write-withheld", Verdict::violated);
+            const Cell good = cell("write-withheld", other);
+            const std::vector<Cell> pair = violated_first ? std::vector<Cell>{bad, good} : std::vector<Cell>{good, bad};
+            m.cells.insert(m.cells.end(), pair.begin(), pair.end());
+            Decision d = plan_decision();
+            apply_gate(d, &m, GateStrictness::warn, "here");
+            EXPECT_FALSE(d.runs()) << to_string(other) << (violated_first ? " after" : " before");
+        }
+    }
+    Matrix unsure;
+    unsure.cells = {cell("write-withheld", Verdict::enforced), cell("write-withheld", Verdict::inconclusive),
+                    cell("shell-write-withheld", Verdict::enforced)};
+    Decision d = plan_decision();
+    const auto checks = apply_gate(d, &unsure, GateStrictness::strict, "here");
+    EXPECT_FALSE(d.runs()) << "an inconclusive copy leaves write-withheld unmeasured, which strict refuses";
+    EXPECT_EQ(checks.front().verdict, std::nullopt);
+}
+
+TEST(Gate, AMergedMatrixGatesOnThisMachineOrRefuses) {
+    const auto on = [](Cell c, const std::string& machine) {
+        c.machine = machine;
+        return c;
+    };
+    Matrix m;
+    m.cells = {on(cell("write-withheld", Verdict::violated), "laptop"),
+               on(cell("write-withheld", Verdict::enforced), "ci"),
+               on(cell("shell-write-withheld", Verdict::enforced), "ci"),
+               on(cell("shell-write-withheld", Verdict::enforced), "laptop")};
+    Decision on_ci = plan_decision();
+    apply_gate(on_ci, &m, GateStrictness::strict, "ci");
+    EXPECT_TRUE(on_ci.runs()) << "ci's own cells are all enforced";
+    Decision on_laptop = plan_decision();
+    apply_gate(on_laptop, &m, GateStrictness::warn, "laptop");
+    EXPECT_FALSE(on_laptop.runs());
+    Decision elsewhere = plan_decision();
+    apply_gate(elsewhere, &m, GateStrictness::warn, "build-box");
+    ASSERT_FALSE(elsewhere.runs());
+    EXPECT_NE(elsewhere.refusal().reason.find("merges the machines ci, laptop and holds no cell of this machine (build-box)"),
+              std::string::npos)
+        << elsewhere.refusal().reason;
+}
+
 }  // namespace
 }  // namespace sonata
