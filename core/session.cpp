@@ -24,6 +24,7 @@ namespace {
 using json = nlohmann::json;
 
 constexpr std::size_t k_max_session_file = 64U * 1024U;
+constexpr std::chrono::seconds k_max_clock_skew{60};
 constexpr std::array<Mode, 4> k_modes{Mode::plan, Mode::default_mode, Mode::accept_edits,
                                       Mode::bypass_permissions};
 
@@ -36,6 +37,77 @@ struct DirFd {
     }
     DirFd(const DirFd&) = delete;
     DirFd& operator=(const DirFd&) = delete;
+};
+
+/// Collects the top-level session_id, cwd and permission_mode of a hook input as a streaming
+/// parser meets them; whatever follows them (tool_input) may be invalid or cut off.
+class HookFields : public nlohmann::json_sax<json> {
+public:
+    bool is_object = false;
+    std::optional<std::string> session_id;
+    std::optional<std::string> cwd;
+    std::string permission_mode;
+    bool mode_not_string = false;
+
+    bool null() override { return scalar(); }
+    bool boolean(bool) override { return scalar(); }
+    bool number_integer(number_integer_t) override { return scalar(); }
+    bool number_unsigned(number_unsigned_t) override { return scalar(); }
+    bool number_float(number_float_t, const string_t&) override { return scalar(); }
+    bool binary(binary_t&) override { return scalar(); }
+    bool string(string_t& value) override {
+        if (m_depth == 1 && m_key == Key::session_id) session_id = value;
+        if (m_depth == 1 && m_key == Key::cwd) cwd = value;
+        if (m_depth == 1 && m_key == Key::mode) take_mode(value);
+        m_key = Key::other;
+        return true;
+    }
+    bool start_object(std::size_t) override { return open(true); }
+    bool start_array(std::size_t) override { return open(false); }
+    bool end_object() override { return close(); }
+    bool end_array() override { return close(); }
+    bool key(string_t& name) override {
+        if (m_depth != 1) return true;
+        m_key = name == "session_id" ? Key::session_id
+                : name == "cwd"      ? Key::cwd
+                : name == "permission_mode" ? Key::mode
+                                            : Key::other;
+        return true;
+    }
+    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+        return false;
+    }
+
+private:
+    enum class Key { other, session_id, cwd, mode };
+    std::size_t m_depth = 0;
+    Key m_key = Key::other;
+
+    bool scalar() {
+        if (m_depth == 0) return false;  // a top-level scalar is not a hook input
+        if (m_depth == 1 && m_key == Key::session_id) session_id.reset();
+        if (m_depth == 1 && m_key == Key::cwd) cwd.reset();
+        if (m_depth == 1 && m_key == Key::mode) mode_not_string = true;
+        m_key = Key::other;
+        return true;
+    }
+    bool open(bool object) {
+        if (m_depth == 0 && !object) return false;
+        if (m_depth == 0) is_object = true;
+        if (m_depth == 1) scalar();  // a nested value under a key we read does not count
+        ++m_depth;
+        return true;
+    }
+    bool close() {
+        --m_depth;
+        return true;
+    }
+    /// A second permission_mode never widens the first: the narrower one stands.
+    void take_mode(const std::string& value) {
+        if (!m_mode_seen || no_wider_than(fold_mode(value), fold_mode(permission_mode))) permission_mode = value;
+        m_mode_seen = true;
+    }
+    bool m_mode_seen = false;
 };
 
 /// The id as it may appear in a message: printable ASCII only, bounded.
@@ -111,7 +183,8 @@ Result<std::optional<SessionLookup>> read_session(const std::string& path, const
     const auto now_s =
         std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
     found.age = std::chrono::seconds(now_s - record->updated_at);
-    found.stale = found.age > max_age;
+    // A file dated in the future would never go stale: beyond a small clock skew, it is stale now.
+    found.stale = found.age > max_age || found.age < -k_max_clock_skew;
     return std::optional<SessionLookup>{found};
 }
 
@@ -132,17 +205,11 @@ std::string session_file_name(std::string_view id) {
 }
 
 std::optional<HookInput> parse_hook_input(std::string_view text) {
-    const json doc = json::parse(text.begin(), text.end(), nullptr, false);
-    if (doc.is_discarded() || !doc.is_object()) return std::nullopt;
-    const auto id = doc.find("session_id");
-    const auto cwd = doc.find("cwd");
-    const auto mode = doc.find("permission_mode");
-    if (id == doc.end() || !id->is_string() || cwd == doc.end() || !cwd->is_string())
-        return std::nullopt;
-    if (mode != doc.end() && !mode->is_string()) return std::nullopt;
-    HookInput input{id->get<std::string>(), cwd->get<std::string>(), {}};
-    if (mode != doc.end()) input.permission_mode = mode->get<std::string>();
-    return input;
+    HookFields fields;
+    const bool complete = json::sax_parse(text.begin(), text.end(), &fields, json::input_format_t::json, true);
+    if (!fields.is_object || !fields.session_id) return std::nullopt;
+    if (complete && (fields.mode_not_string || !fields.cwd)) return std::nullopt;
+    return HookInput{*fields.session_id, fields.cwd.value_or(""), fields.permission_mode, complete};
 }
 
 // Calendar arithmetic with <chrono> rather than gmtime_r/timegm, which read the time zone
@@ -232,7 +299,14 @@ std::optional<std::string> record_hook_input(std::string_view text,
                                              std::chrono::system_clock::time_point now) {
     const auto input = parse_hook_input(text);
     if (!input || !is_safe_session_id(input->session_id)) return std::nullopt;
-    const auto cwd = resolve_cwd(input->cwd);
+    // An input that broke off before its cwd still names the session: Claude Code runs hooks in
+    // the project, so the hook's own directory finds the file whose mode must not stay wider.
+    std::string from = input->cwd;
+    if (from.empty() && !input->complete) {
+        char here[PATH_MAX];
+        if (::getcwd(here, sizeof here) != nullptr) from = here;
+    }
+    const auto cwd = resolve_cwd(from);
     if (!cwd) return std::nullopt;
     const SessionRecord record{
         input->session_id, fold_mode(input->permission_mode),
@@ -259,7 +333,10 @@ int run_hook(const std::map<std::string, std::string>& env) {
             if (n < 0) return 0;
             if (n == 0) break;
             input.append(buffer, static_cast<std::size_t>(n));
-            if (input.size() > k_max_hook_input) return 0;  // give up: never buffer without bound
+            if (input.size() >= k_max_hook_input) {  // never buffer without bound: the fields
+                input.resize(k_max_hook_input);     // sonata reads come first
+                break;
+            }
         }
         record_hook_input(input, env, std::chrono::system_clock::now());
     } catch (

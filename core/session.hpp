@@ -33,13 +33,21 @@ std::string session_file_name(std::string_view id);
 struct HookInput {
     std::string session_id;
     std::string cwd;
-    std::string permission_mode;  ///< Raw spelling; empty when the field is absent.
+    std::string permission_mode;  ///< Raw spelling; empty when absent or not readable.
+    /// False when the input broke off or turned invalid after session_id and cwd were read (a
+    /// lone surrogate in tool_input, input cut at k_max_hook_input): the fields read so far stand.
+    bool complete = true;
 
     bool operator==(const HookInput&) const = default;
 };
 
-/// Parses hook input JSON. nullopt when it is not a JSON object, when `session_id` or `cwd` is
-/// missing or not a string, or when `permission_mode` is present but not a string.
+/// Parses hook input JSON with a streaming parser that keeps the top-level fields it has read
+/// when the rest is invalid or cut off (Claude Code writes session_id, cwd and permission_mode
+/// before tool_input), and never builds a tree, so no nesting depth can exhaust the stack.
+/// nullopt when the text is not a JSON object or `session_id` was not read as a string; in a
+/// complete object, also when `cwd` is not a string or a `permission_mode` is not one. In an
+/// incomplete one, a cwd not read is empty and a permission_mode not read as a string is absent. A key given twice: the last session_id and cwd, and the
+/// narrowest permission_mode.
 std::optional<HookInput> parse_hook_input(std::string_view json);
 
 /// What a session file holds.
@@ -62,7 +70,8 @@ Result<SessionRecord> parse_session_record(std::string_view text, const std::str
 std::string format_utc(std::int64_t unix_seconds);
 std::optional<std::int64_t> parse_utc(std::string_view text);
 
-/// The hook's whole job for one input: validate it, find the directory (the project's .sonata/,
+/// The hook's whole job for one input (the whole input, or its first k_max_hook_input bytes):
+/// validate it, find the directory (the project's .sonata/,
 /// created when only sonata.toml marks the project; else the machine config dir when it holds
 /// config.toml; else nowhere) and atomically write the record there. Returns the path written, or
 /// nullopt when nothing was written. Never throws, never prints.
@@ -70,7 +79,8 @@ std::optional<std::string> record_hook_input(std::string_view input,
                                              const std::map<std::string, std::string>& env,
                                              std::chrono::system_clock::time_point now);
 
-/// `sonata hook` itself: reads at most k_max_hook_input bytes of stdin and records them. Exits
+/// `sonata hook` itself: reads at most k_max_hook_input bytes of stdin and records them (a longer
+/// input is cut there: its session and mode still come first, so a wider mode never stands). Exits
 /// the decision to Claude Code untouched: always returns 0, prints nothing.
 int run_hook(const std::map<std::string, std::string>& env);
 

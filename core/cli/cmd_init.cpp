@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <filesystem>
 #include <functional>
@@ -52,11 +53,19 @@ Result<std::string> settings_path(const InitArgs& args, const Context& context) 
     }
     const fs::path path = fs::path(base) / ".claude" / "settings.json";
     std::error_code ec;
-    if (fs::is_symlink(path, ec)) {
-        const auto target = fs::weakly_canonical(path, ec);
-        if (!ec) return target.string();
+    const auto target = fs::weakly_canonical(path, ec);
+    if (ec) return fail(ExitCode::bad_data, path.string() + ": cannot resolve its path (" + ec.message() + ")");
+    if (args.scope == "global") return target.string();  // the user's own dotfile, linked anywhere
+    // A project comes with its repository, which is not trusted: its .claude/ or settings.json may
+    // link anywhere (the global settings, another project), and init edits only the project.
+    const auto root = fs::weakly_canonical(base, ec);
+    const auto inside = std::mismatch(root.begin(), root.end(), target.begin(), target.end()).first == root.end();
+    if (ec || !inside) {
+        return fail(ExitCode::bad_data, path.string() + " leads out of the project to " + target.string() +
+                                            " (a symlink): sonata init edits only files inside the project; "
+                                            "the file was left untouched");
     }
-    return path.string();
+    return target.string();
 }
 
 /// The file's text, nullopt when there is none.

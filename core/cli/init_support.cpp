@@ -5,10 +5,13 @@
 #include <unistd.h>
 
 #include <climits>
+#include <cstdlib>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
 #include "core/fs.hpp"
+#include "core/text.hpp"
 
 namespace sonata::cli {
 namespace {
@@ -17,6 +20,8 @@ using json = nlohmann::ordered_json;
 
 constexpr std::string_view k_hook_suffix = " hook";
 constexpr std::string_view k_hook_program = "sonata-hook";
+/// What a rewrite may add beyond twice the file's size: the hook entry, indented.
+constexpr std::size_t k_room_for_hook = 4096;
 
 std::string_view file_name(std::string_view path) {
     const auto slash = path.rfind('/');
@@ -55,9 +60,73 @@ std::optional<std::string> unquote_word(std::string_view word) {
     return out;
 }
 
+/// Sign, significant digits and exponent of a JSON number's decimal value: "1.50e3" and "1500"
+/// give the same triple, "12345678901234567890123" and "1.2345678901234568e+22" do not.
+std::tuple<bool, std::string, long> decimal_value(std::string_view number) {
+    const bool negative = !number.empty() && number.front() == '-';
+    if (negative) number.remove_prefix(1);
+    const auto e = number.find_first_of("eE");
+    long exponent = 0;
+    if (e != std::string_view::npos) {
+        exponent = std::strtol(std::string(number.substr(e + 1)).c_str(), nullptr, 10);
+        number = number.substr(0, e);
+    }
+    std::string digits;
+    for (const char c : number) {
+        if (c != '.') digits += c;
+    }
+    const auto point = number.find('.');
+    if (point != std::string_view::npos) exponent -= static_cast<long>(number.size() - point - 1);
+    const auto first = digits.find_first_not_of('0');
+    if (first == std::string::npos) return {false, "0", 0};
+    digits.erase(0, first);
+    while (digits.back() == '0') {
+        digits.pop_back();
+        ++exponent;
+    }
+    return {negative, digits, exponent};
+}
+
+/// Finds the first number in the text that nlohmann would write back with another value (it
+/// reads numbers beyond 64-bit integers, and decimals, as doubles).
+class NumberCheck : public nlohmann::json_sax<json> {
+public:
+    std::optional<std::pair<std::string, std::string>> changed;  ///< As written, as it would be.
+
+    bool number_float(number_float_t value, const string_t& text) override {
+        const std::string rewritten = json(value).dump();
+        if (!changed && decimal_value(text) != decimal_value(rewritten)) changed.emplace(text, rewritten);
+        return true;
+    }
+    bool null() override { return true; }
+    bool boolean(bool) override { return true; }
+    bool number_integer(number_integer_t) override { return true; }
+    bool number_unsigned(number_unsigned_t) override { return true; }
+    bool string(string_t&) override { return true; }
+    bool binary(binary_t&) override { return true; }
+    bool start_object(std::size_t) override { return true; }
+    bool key(string_t&) override { return true; }
+    bool end_object() override { return true; }
+    bool start_array(std::size_t) override { return true; }
+    bool end_array() override { return true; }
+    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+};
+
 /// The parsed settings object, or a bad_data error; `text` nullopt gives an empty object.
 Result<json> parse_settings(const std::optional<std::string>& text, const std::string& source) {
     if (!text) return json::object();
+    if (!json_depth_within(*text)) {
+        return fail(ExitCode::bad_data, source + ": nested deeper than " + std::to_string(k_max_json_depth) +
+                                            " levels (the file was left untouched)");
+    }
+    NumberCheck numbers;
+    json::sax_parse(*text, &numbers);
+    if (numbers.changed) {
+        return fail(ExitCode::bad_data, source + ": holds the number " + numbers.changed->first +
+                                            ", which rewriting would change to " + numbers.changed->second +
+                                            "; sonata init does not rewrite a file it cannot reproduce "
+                                            "exactly (the file was left untouched)");
+    }
     json doc = json::parse(*text, nullptr, false);
     if (doc.is_discarded()) {
         return fail(ExitCode::bad_data,
@@ -129,7 +198,19 @@ bool has_command(const json& pre_tool_use, const std::string& command) {
     return false;
 }
 
-std::string render(const json& doc) { return doc.dump(2) + "\n"; }
+/// The new text in the style of the old: indented unless the old file was on one line. A result
+/// far larger than what was read (deep nesting indents quadratically) is refused.
+Result<std::string> render(const json& doc, const std::optional<std::string>& before, const std::string& source) {
+    const bool one_line = before && before->find('\n') == std::string::npos;
+    std::string text = one_line ? doc.dump() : doc.dump(2) + "\n";
+    const std::size_t read = before ? before->size() : 0;
+    if (text.size() > 2 * read + k_room_for_hook) {
+        return fail(ExitCode::bad_data, source + ": rewriting it would grow it from " + std::to_string(read) +
+                                            " to " + std::to_string(text.size()) +
+                                            " bytes (the file was left untouched)");
+    }
+    return text;
+}
 
 }  // namespace
 
@@ -175,7 +256,13 @@ Result<SettingsEdit> install_hook(const std::optional<std::string>& text,
         edit.added = true;
     }
     edit.changed = edit.added || !edit.removed.empty();
-    edit.text = edit.changed || !text ? render(*doc) : *text;
+    if (!edit.changed && text) {
+        edit.text = *text;
+        return edit;
+    }
+    auto rendered = render(*doc, text, source);
+    if (!rendered) return tl::unexpected(rendered.error());
+    edit.text = std::move(*rendered);
     return edit;
 }
 
@@ -191,7 +278,9 @@ Result<SettingsEdit> uninstall_hook(const std::string& text, const std::string& 
     if (hooks["PreToolUse"].empty()) hooks.erase("PreToolUse");
     if (hooks.empty()) doc->erase("hooks");
     edit.changed = true;
-    edit.text = render(*doc);
+    auto rendered = render(*doc, text, source);
+    if (!rendered) return tl::unexpected(rendered.error());
+    edit.text = std::move(*rendered);
     return edit;
 }
 

@@ -165,8 +165,6 @@ std::vector<HostileInput> hostile_inputs() {
     return {
         {"Empty", ""},
         {"NotJson", "session_id=s1 cwd=/"},
-        {"TruncatedJson",
-         hook_json(json_string("s1"), json_string(project), json_string("plan")).substr(0, 60)},
         {"JsonArray",
          "[" + hook_json(json_string("s1"), json_string(project), json_string("plan")) + "]"},
         {"NoSessionId", R"({"cwd":")" + project + R"(","permission_mode":"plan"})"},
@@ -198,8 +196,6 @@ std::vector<HostileInput> hostile_inputs() {
          hook_json(json_string("s1"), json_string(project + "\\u0000/x"), json_string("plan"))},
         {"CwdNotAString", hook_json(json_string("s1"), "{}", json_string("plan"))},
         {"ModeNotAString", hook_json(json_string("s1"), json_string(project), "[\"plan\"]")},
-        {"HugeInput", hook_json(json_string("s1"), json_string(project), json_string("plan"),
-                                R"({"content":")" + std::string(k_max_hook_input, 'x') + R"("})")},
     };
 }
 
@@ -230,6 +226,42 @@ TEST_P(Hook, InputJustUnderTheLimitIsStillRecorded) {
     hook(hook_json(json_string("s1"), json_string(m_project), json_string("plan"),
                    R"({"content":")" + padding + R"("})"));
     expect_record(m_project + "/.sonata/session-s1.json", "s1", Mode::plan, before);
+}
+
+// After a bypassPermissions call, a narrower call whose tool_input the hook cannot parse (a lone
+// surrogate, more than k_max_hook_input bytes, nesting no parser's stack survives) must not leave
+// bypass standing: the mode it read before tool_input is recorded, else default.
+TEST_P(Hook, InputItCannotParseWholeStillNarrowsTheMode) {
+    write_text(m_project + "/sonata.toml", "");
+    const std::string file = m_project + "/.sonata/session-s1.json";
+    const std::vector<std::pair<std::string, Mode>> narrower{
+        {hook_json(json_string("s1"), json_string(m_project), json_string("plan"), R"({"command":"\ud83d"})"),
+         Mode::plan},
+        {hook_json(json_string("s1"), json_string(m_project), json_string("plan"),
+                   R"({"content":")" + std::string(k_max_hook_input, 'x') + R"("})"),
+         Mode::plan},
+        {hook_json(json_string("s1"), json_string(m_project), json_string("acceptEdits"), std::string(300000, '[')),
+         Mode::accept_edits},
+        {R"({"session_id":"s1","cwd":")" + m_project + R"(","tool_input":{"c":"\ud83d"},"permission_mode":"bypassPermissions"})",
+         Mode::default_mode},
+    };
+    for (const auto& [input, mode] : narrower) {
+        hook(hook_json(json_string("s1"), json_string(m_project), json_string("bypassPermissions")));
+        ASSERT_EQ(record_at(file).mode, Mode::bypass_permissions);
+        const auto before = now();
+        hook(input);
+        expect_record(file, "s1", mode, before);
+    }
+}
+
+// Cut off inside its cwd: the session is known, its directory is not. Claude Code runs hooks in
+// the project, so the hook's own directory stands in, and the mode read is none, so default.
+TEST_P(Hook, InputCutOffBeforeItsCwdUsesTheHooksDirectoryAndDefault) {
+    write_text(m_runner_cwd + "/sonata.toml", "");
+    const std::string input = hook_json(json_string("s1"), json_string(m_project), json_string("plan"));
+    const auto before = now();
+    hook(input.substr(0, input.find("\"cwd\"") + 10));
+    expect_record(m_runner_cwd + "/.sonata/session-s1.json", "s1", Mode::default_mode, before);
 }
 
 TEST_P(Hook, NeverWritesThroughASymlinkedStateDir) {

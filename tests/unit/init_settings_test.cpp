@@ -197,22 +197,8 @@ TEST(UninstallHook, KeepsAUserHookAddedToSonatasGroup) {
                              R"({"type":"command","command":"/usr/bin/mine"}]}]}})";
     auto removed = uninstall_hook(text, "s.json");
     ASSERT_TRUE(removed);
-    EXPECT_EQ(removed->text, R"({
-  "hooks": {
-    "PreToolUse": [
-      {
-        "matcher": "*",
-        "hooks": [
-          {
-            "type": "command",
-            "command": "/usr/bin/mine"
-          }
-        ]
-      }
-    ]
-  }
-}
-)");
+    // A file on one line stays on one line.
+    EXPECT_EQ(removed->text, R"({"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"/usr/bin/mine"}]}]}})");
 }
 
 TEST(UninstallHook, WithoutASonataHookChangesNothing) {

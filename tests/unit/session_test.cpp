@@ -55,9 +55,31 @@ TEST(HookInput, RejectsMalformedInput) {
              "", "not json", "[]", "\"s\"", R"({"cwd":"/p"})", R"({"session_id":"s"})",
              R"({"session_id":1,"cwd":"/p"})", R"({"session_id":"s","cwd":["/p"]})",
              R"({"session_id":"s","cwd":"/p","permission_mode":3})",
-             R"({"session_id":"s","cwd":"/p")", "{\"session_id\":\"s\xff\",\"cwd\":\"/p\"}"}) {
+             "{\"session_id\":\"s\xff\",\"cwd\":\"/p\"}",
+             R"({"cwd":"/p","permission_mode":"plan","tool_input":{"x":"\ud83d"}})"}) {
         EXPECT_EQ(parse_hook_input(text), std::nullopt) << text;
     }
+}
+
+// Claude Code writes session_id, cwd and permission_mode before tool_input: when what follows is
+// invalid (a lone surrogate), cut off or nested beyond any parser's stack, the fields read stand.
+TEST(HookInput, KeepsTheFieldsReadBeforeTheInputBreaksOff) {
+    const std::string head = R"({"session_id":"s","cwd":"/p","permission_mode":"plan","tool_input":)";
+    for (const std::string& rest : {std::string(R"({"command":"\ud83d"}})"), std::string(R"({"command":"ls)"),
+                                    std::string(200000, '[')}) {
+        EXPECT_EQ(parse_hook_input(head + rest), (HookInput{"s", "/p", "plan", false})) << rest.substr(0, 20);
+    }
+    EXPECT_EQ(parse_hook_input(R"({"session_id":"s","tool_input":{"c":"\ud83d"},"cwd":"/p","permission_mode":"plan"})"),
+              (HookInput{"s", "", "", false}));
+    EXPECT_EQ(parse_hook_input(R"({"session_id":"s","cwd":"/p","permission_mode":3,"tool_input":"\ud83d"})"),
+              (HookInput{"s", "/p", "", false}));
+}
+
+TEST(HookInput, ASecondPermissionModeNeverWidensTheFirst) {
+    EXPECT_EQ(parse_hook_input(R"({"session_id":"s","cwd":"/p","permission_mode":"plan","permission_mode":"bypassPermissions"})"),
+              (HookInput{"s", "/p", "plan"}));
+    EXPECT_EQ(parse_hook_input(R"({"session_id":"s","cwd":"/p","permission_mode":"bypassPermissions","permission_mode":"default"})"),
+              (HookInput{"s", "/p", "default"}));
 }
 
 TEST(SessionRecord, WritesOneStableJsonObject) {
