@@ -3,6 +3,8 @@
 // notifications/initialized, ping, tools/list (one tool, "touch") and tools/call, which appends a
 // line to FILE — so a changed FILE proves the harness let the model call a project MCP tool. Ends
 // at EOF on stdin.
+#include "core/cli/mcp_canary.hpp"
+
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -12,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/cli/app.hpp"
+#include "core/text.hpp"
 
 namespace sonata::cli {
 namespace {
@@ -32,13 +35,20 @@ json error_reply(const json& id, int code, const std::string& message) {
     return {{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", code}, {"message", message}}}};
 }
 
+/// `object[key]` when it is a string, else `fallback`: json::value() throws on a mistyped field,
+/// and a harness (or a fuzzer) may send one.
+std::string string_or(const json& object, const char* key, const std::string& fallback) {
+    const auto it = object.find(key);
+    return it != object.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
 /// Appends one line to `file`; the tool result says what happened.
 json call_tool(const json& params, const std::string& file) {
-    if (params.value("name", "") != k_tool) {
+    if (string_or(params, "name", "") != k_tool) {
         return {{"content", {{{"type", "text"}, {"text", "unknown tool"}}}}, {"isError", true}};
     }
     const auto args = params.value("arguments", json::object());
-    const std::string note = args.is_object() ? args.value("note", "called") : "called";
+    const std::string note = args.is_object() ? string_or(args, "note", "called") : "called";
     std::ofstream out(file, std::ios::app);
     out << "mcp-canary touch: " << note << '\n';
     const bool ok = static_cast<bool>(out);
@@ -51,11 +61,17 @@ json call_tool(const json& params, const std::string& file) {
 json answer(const json& message, const std::string& file) {
     if (!message.is_object() || !message.contains("id")) return nullptr;
     const json& id = message["id"];
-    const std::string method = message.value("method", "");
-    const json params = message.value("params", json::object());
+    const auto method_field = message.find("method");
+    if (method_field != message.end() && !method_field->is_string())
+        return error_reply(id, -32600, "invalid request: method is not a string");
+    const std::string method = string_or(message, "method", "");
+    const auto params_field = message.find("params");
+    const json params = params_field != message.end() && params_field->is_object()
+                            ? *params_field
+                            : json::object();  // by-position params: none of ours takes any
     json result;
     if (method == "initialize") {
-        result = {{"protocolVersion", params.value("protocolVersion", "2025-06-18")},
+        result = {{"protocolVersion", string_or(params, "protocolVersion", "2025-06-18")},
                   {"capabilities", {{"tools", json::object()}}},
                   {"serverInfo", {{"name", "sonata-mcp-canary"}, {"version", SONATA_VERSION}}}};
     } else if (method == "ping") {
@@ -73,16 +89,26 @@ json answer(const json& message, const std::string& file) {
 Result<int> serve(const std::string& file) {
     std::string line;
     while (std::getline(std::cin, line)) {
-        if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-        const auto message = json::parse(line, nullptr, false);
-        const json reply = message.is_discarded() ? error_reply(nullptr, -32700, "parse error")
-                                                  : answer(message, file);
-        if (!reply.is_null()) std::cout << reply.dump() << '\n' << std::flush;
+        const std::string reply = mcp_canary_reply(line, file);
+        if (!reply.empty()) std::cout << reply << '\n' << std::flush;
     }
     return 0;
 }
 
 } // namespace
+
+std::string mcp_canary_reply(std::string_view line, const std::string& file) {
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) return {};
+    // nlohmann's copy and dump recurse per level: bound the nesting before the id is echoed.
+    if (!json_depth_within(line))
+        return error_reply(nullptr, -32600, "invalid request: nested too deep").dump();
+    const auto message = json::parse(line, nullptr, false);
+    const json reply = message.is_discarded() ? error_reply(nullptr, -32700, "parse error")
+                                              : answer(message, file);
+    // Parsed strings are valid UTF-8, but `file` comes from the command line.
+    return reply.is_null() ? std::string()
+                           : reply.dump(-1, ' ', false, json::error_handler_t::replace);
+}
 
 void add_mcp_canary(CLI::App& app, Action& action) {
     auto file = std::make_shared<std::string>();
