@@ -273,10 +273,13 @@ Result<Invocation> plan_invocation(const CellJob& job, const CellSettings& setti
     request.version = job.version;
     request.resume_session = resume;
     request.host = adapters::detect_host();
+    request.extra_args = job.extra_args;
     auto decision = adapters::decide(request);
     if (!decision) return tl::unexpected(decision.error());
     if (!decision->runs()) return fail(ExitCode::refused, "sonata refuses this mapping: " + decision->refusal().reason);
-    return decision->invocation();
+    Invocation invocation = decision->invocation();
+    if (job.rewrite) job.rewrite(invocation);
+    return invocation;
 }
 
 /// One run of the harness against a fresh server; fills `o` (changes, recording, result).

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <string>
 
 #include "adapters/adapter.hpp"
@@ -22,6 +23,11 @@ struct CellJob {
     Mode mode = Mode::plan;
     RoleKind role = RoleKind::read_only;
     const Probe* probe = nullptr;
+    std::vector<std::string> extra_args;  ///< The configured `args`, planned as `sonata plan` plans them.
+    /// Applied to the planned invocation before it runs; empty in every real probe run. Tests use
+    /// it to prove that a check or a hardening matters: add what the planner refuses, or strip
+    /// what it adds, and see the probe turn `violated`.
+    std::function<void(Invocation&)> rewrite;
 };
 
 /// Settings shared by every cell of a probe run.

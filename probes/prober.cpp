@@ -41,7 +41,7 @@ std::string utc_now() {
 
 }  // namespace
 
-std::vector<CellJob> plan_cells(const ProbeTargetHarness& harness, const std::vector<std::string>& only) {
+Result<std::vector<CellJob>> plan_cells(const ProbeTargetHarness& harness, const std::vector<std::string>& only) {
     std::vector<CellJob> jobs;
     for (const auto& [mode, role] : k_cells) {
         adapters::PlanRequest request;
@@ -51,13 +51,23 @@ std::vector<CellJob> plan_cells(const ProbeTargetHarness& harness, const std::ve
         request.executable = harness.path;
         request.version = harness.version;
         request.host = adapters::detect_host();
+        request.extra_args = harness.extra_args;
         auto decision = adapters::decide(request);
-        if (!decision || !decision->runs()) continue;
+        if (!decision) return tl::unexpected(decision.error());
+        if (!decision->runs()) continue;
         const Invocation& inv = decision->invocation();
         for (const auto& probe : all_probes()) {
             const bool relied = std::find(inv.relies_on.begin(), inv.relies_on.end(), probe->id()) != inv.relies_on.end();
             if (!wanted(only, probe->id()) || !(relied || probe->always_run(inv, mode))) continue;
-            jobs.push_back(CellJob{harness.adapter, harness.id, harness.path, harness.version, mode, role, probe.get()});
+            jobs.push_back(CellJob{.adapter = harness.adapter,
+                                   .harness_id = harness.id,
+                                   .executable = harness.path,
+                                   .version = harness.version,
+                                   .mode = mode,
+                                   .role = role,
+                                   .probe = probe.get(),
+                                   .extra_args = harness.extra_args,
+                                   .rewrite = {}});
         }
     }
     return jobs;

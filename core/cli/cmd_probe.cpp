@@ -92,7 +92,9 @@ Result<std::vector<probes::ProbeTargetHarness>> targets(const ProbeArgs& args, c
             continue;
         }
         if (status.version.empty()) std::cerr << "sonata: " << id << ": " << status.note << "; probing it as version \"\"\n";
-        out.push_back({*adapter, id, status.path, status.version});
+        const auto* configured = config.harness(id);
+        out.push_back({*adapter, id, status.path, status.version,
+                       configured != nullptr ? configured->args : std::vector<std::string>{}});
     }
     return out;
 }
@@ -258,7 +260,12 @@ Result<int> run_probe(const ProbeArgs& args, const Context& context) {
     std::vector<probes::CellJob> jobs;
     for (const auto& h : *harnesses) {
         auto cells = probes::plan_cells(h, args.probes);
-        jobs.insert(jobs.end(), cells.begin(), cells.end());
+        if (!cells && cells.error().code == ExitCode::config) {
+            return fail(ExitCode::config, config->where("harnesses." + h.id + ".args") + "'harnesses." + h.id +
+                                              ".args': " + cells.error().message);
+        }
+        if (!cells) return tl::unexpected(cells.error());
+        jobs.insert(jobs.end(), cells->begin(), cells->end());
     }
     const auto tmp_base = context.env.count("TMPDIR") ? context.env.at("TMPDIR") : std::string("/tmp");
     std::string base = tmp_base + "/sonata-probe-XXXXXX";

@@ -142,6 +142,33 @@ TEST_F(ProberFixture, HonestFakesHoldEveryRelidOnProperty) {
     }
 }
 
+// The prober plans each cell as `sonata plan` does, configured `args` included: a flag the fake
+// grok does not know shows in plan's argv and makes every probed run fail on it.
+TEST_F(ProberFixture, ConfiguredArgsReachTheProbedInvocationAsTheyReachPlan) {
+    const Persona grok{"fake-grok", "grok", "", ""};
+    const auto clean = probe(grok, {"--probe", "write-withheld"});
+    ASSERT_FALSE(clean.cells.empty());
+    for (const auto& cell : clean.cells) EXPECT_EQ(cell.verdict, Verdict::enforced) << cell.key();
+
+    fs::create_directories(m_root / "home/.config/sonata");
+    std::ofstream(m_root / "home/.config/sonata/config.toml") << "[harnesses.grok]\nargs = [\"--sonata-marker\"]\n";
+    ProcessRequest request;
+    request.argv = {SONATA_BIN, "plan", "--harness", "grok", "--mode", "plan", "--role", "review",
+                    "--harness-version", "1.0.0", "--json"};
+    request.env = {{"PATH", "/usr/bin:/bin"}, {"HOME", (m_root / "home").string()}};
+    request.cwd = m_root.string();
+    const auto planned = make_system_runner()->run(request);
+    ASSERT_TRUE(planned);
+    const auto argv = nlohmann::json::parse(planned->out).at("argv").get<std::vector<std::string>>();
+    EXPECT_NE(std::find(argv.begin(), argv.end(), "--sonata-marker"), argv.end()) << planned->out;
+    const auto marked = probe(grok, {"--probe", "write-withheld"});
+    ASSERT_EQ(marked.cells.size(), clean.cells.size());
+    for (const auto& cell : marked.cells) {
+        EXPECT_NE(cell.evidence.output_tail.find("unknown option --sonata-marker"), std::string::npos)
+            << cell.key() << ": " << cell.evidence.output_tail;
+    }
+}
+
 TEST_F(ProberFixture, HangingHarnessIsKilledAndInconclusive) {
     const Matrix m = probe({"liar-hang", "grok", "plan", ""}, {"--probe", "write-withheld"}, "3");
     ASSERT_EQ(m.cells.size(), 1U);

@@ -1,0 +1,83 @@
+// The planner's checks on configured `args` matter, measured on the pinned codex: the forms that
+// once got past them (an attached `-cKEY=VALUE`, a key with a leading space) are added to the
+// probed invocation behind the planner's back, and outside-workspace-write, enforced without them,
+// turns violated. `sonata plan` refuses the same args (tests/integration/hostile_inputs_test.cpp).
+#include <cstdlib>
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "adapters/registry.hpp"
+#include "core/process.hpp"
+#include "core/probe_ids.hpp"
+#include "probes/cell_runner.hpp"
+#include "probes/probe.hpp"
+#include "probes/workspace.hpp"
+#include "tests/support/scratch_dir.hpp"
+
+namespace sonata {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* k_codex_version = "0.171.0";  // tests/conformance/harnesses.json
+
+class ConfigArgsProbe : public ::testing::Test {
+protected:
+    void SetUp() override {
+        const char* path = std::getenv("PATH");
+        m_codex = search_path("codex", path != nullptr ? path : "/usr/bin:/bin").value_or("");
+        if (m_codex.empty()) GTEST_SKIP() << "codex " << k_codex_version << " is not installed: scripts/install-harnesses";
+        m_base = m_dir.make_dir("base");
+        auto template_dir = probes::make_workspace_template(m_base, *m_runner);
+        ASSERT_TRUE(template_dir) << template_dir.error().message;
+        m_template = *template_dir;
+    }
+
+    /// outside-workspace-write for codex in acceptEdits, with `args` put where the planner would
+    /// have put configured ones (right after `exec`).
+    Cell outside_write_with(const std::vector<std::string>& args) {
+        auto adapter = adapters::find_adapter("codex");
+        auto probe = probes::find_probe(probe_id::outside_workspace_write);
+        EXPECT_TRUE(adapter && probe);
+        probes::CellJob job{.adapter = *adapter,
+                            .harness_id = "codex",
+                            .executable = m_codex,
+                            .version = k_codex_version,
+                            .mode = Mode::accept_edits,
+                            .role = RoleKind::write,
+                            .probe = *probe,
+                            .extra_args = {},
+                            .rewrite = [args](Invocation& invocation) {
+                                invocation.argv.insert(invocation.argv.begin() + 2, args.begin(), args.end());
+                            }};
+        const probes::CellSettings settings{.scratch_base = m_base,
+                                            .template_dir = m_template,
+                                            .sonata_path = SONATA_BIN,
+                                            .base_env = testing::hermetic_env(m_dir),
+                                            .timeout = std::chrono::seconds(180),
+                                            .cancel = nullptr,
+                                            .capture_dir = {}};
+        return probes::run_cell(job, settings, *m_runner).cell;
+    }
+
+    testing::ScratchDir m_dir;
+    std::unique_ptr<ProcessRunner> m_runner = make_system_runner();
+    std::string m_codex;
+    std::string m_base;
+    std::string m_template;
+};
+
+TEST_F(ConfigArgsProbe, TheArgsThePlannerNowRefusesWouldHaveWidenedCodex) {
+    const Cell control = outside_write_with({});
+    ASSERT_EQ(control.verdict, Verdict::enforced) << "the mapping as sonata plans it: " << control.evidence.reason;
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"-csandbox_workspace_write.writable_roots=[\"/\"]"},
+          std::vector<std::string>{"-c", " sandbox_workspace_write.writable_roots=[\"/\"]"}}) {
+        const Cell widened = outside_write_with(args);
+        EXPECT_EQ(widened.verdict, Verdict::violated) << args.back() << ": " << widened.evidence.reason;
+    }
+}
+
+}  // namespace
+}  // namespace sonata
