@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "core/text.hpp"
 #include "probes/schema_sample.hpp"
 
 namespace sonata::probes::wire {
@@ -160,6 +161,13 @@ Outcome Router::handle_model(const Protocol& protocol, std::string_view path, st
         record.fault = "http-status";
         record.kind = "fault";
         outcome.reply = protocol.error(fault->status, "sonata model-server: injected fault");
+        return outcome;
+    }
+    if (!json_depth_within(body)) {  // nlohmann recurses per level: this deep would overflow.
+        record.kind = "bad-request";
+        outcome.reply = protocol.error(
+            400, fmt::format("sonata model-server: request JSON nests deeper than {} levels",
+                             k_max_json_depth));
         return outcome;
     }
     ParsedRequest parsed;

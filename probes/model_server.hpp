@@ -4,6 +4,7 @@
 // the .cpp.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -80,6 +81,13 @@ struct ModelServerOptions {
     std::string model = "sonata-probe-model";  ///< Listed by GET /v1/models.
     unsigned threads = 2;
     std::size_t body_limit = 64U << 20U;  ///< Harness requests carry big prompts and tool lists.
+    /// A request must arrive whole (header and body) within this long of its first byte, and an
+    /// answer be taken within this long: a half-sent request or a reader that stalls cannot hold
+    /// a connection (and its file descriptor) forever.
+    std::chrono::milliseconds request_timeout{30'000};
+    /// A connection with no request under way (a fresh one, or kept alive between requests) is
+    /// closed after this long. Harness clients reconnect: Node's own servers close after 5 s.
+    std::chrono::milliseconds idle_timeout{30'000};
 };
 
 /// The server. start() binds 127.0.0.1 and returns the port; stop() (or the destructor) closes

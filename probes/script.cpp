@@ -6,12 +6,11 @@
 #include <cctype>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/fs.hpp"
 #include "core/text.hpp"
 #include "probes/schema_sample.hpp"
 
@@ -396,6 +395,10 @@ std::string_view to_string(IntentKind kind) {
 }
 
 Result<Script> parse_script(std::string_view json_text) {
+    if (!json_depth_within(json_text)) {
+        return fail(ExitCode::bad_data,
+                    fmt::format("script: JSON nests deeper than {} levels", k_max_json_depth));
+    }
     json root;
     try {
         root = json::parse(json_text);
@@ -409,11 +412,13 @@ Result<Script> parse_script(std::string_view json_text) {
 }
 
 Result<Script> load_script(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return fail(ExitCode::bad_data, "cannot read script file " + path);
-    std::ostringstream text;
-    text << in.rdbuf();
-    auto script = parse_script(text.str());
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec))
+        return fail(ExitCode::bad_data, "cannot read script file " + path);
+    // Bounded, and only a regular file: a FIFO given as --script hung `sonata model-server`.
+    const auto text = read_file_bounded(path, k_max_script_bytes);
+    if (!text) return tl::unexpected(text.error());
+    auto script = parse_script(*text);
     if (!script) return fail(script.error().code, path + ": " + script.error().message);
     return script;
 }

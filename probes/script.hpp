@@ -4,6 +4,7 @@
 // request to ConversationFacts and render the Move this file resolves.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -72,7 +73,11 @@ struct Script {
 /// place, e.g. "steps[2].path".
 Result<Script> parse_script(std::string_view json_text);
 
-/// Reads and parses a script file; errors name the file.
+/// The largest script file load_script reads: scripts are hand-written and small.
+inline constexpr std::size_t k_max_script_bytes = 4U << 20U;
+
+/// Reads and parses a script file, which must be a regular file of at most k_max_script_bytes;
+/// errors name the file.
 Result<Script> load_script(const std::string& path);
 
 /// A tool the harness offered in one request.

@@ -6,13 +6,12 @@
 #include <iostream>
 #include <thread>
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "probes/model_server.hpp"
 #include "tests/support/http_client.hpp"
+#include "tests/support/model_server_fixture.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/sonata_run.hpp"
 
@@ -278,12 +277,6 @@ TEST(ModelServerLifecycle, StopIsPromptWithConnectionsOpenAndFreesThePort) {
 
 // --- `sonata model-server` ---------------------------------------------------------------------
 
-unsigned short free_port() {
-    boost::asio::io_context io;
-    boost::asio::ip::tcp::acceptor acceptor(io, {boost::asio::ip::make_address_v4("127.0.0.1"), 0});
-    return acceptor.local_endpoint().port();
-}
-
 TEST(ModelServerCommand, RejectsABadScriptWithItsPlace) {
     testing::ScratchDir dir;
     testing::write_text(dir.path() + "/bad.json", R"({"steps":[{"intent":"shell"}]})");
@@ -308,7 +301,7 @@ TEST(ModelServerCommand, ServesUntilTerminatedThenWritesTheRecording) {
     testing::write_text(
         dir.path() + "/script.json",
         R"({"steps":[{"intent":"write_file","path":"a.txt","content":"A"}],"final":"ok"})");
-    const auto port = free_port();
+    const auto port = testing::free_port();
     ProcessRequest request;
     request.argv = {SONATA_BIN,  "model-server",
                     "--script",  "script.json",

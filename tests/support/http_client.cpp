@@ -38,6 +38,25 @@ struct HttpClient::Impl {
         return *result;
     }
 
+    // Reads one response; the connection stays up only when it is whole and kept alive.
+    HttpResponse read_response(bool head) {
+        HttpResponse out;
+        http::response_parser<http::string_body> parser;
+        parser.body_limit(boost::none);
+        if (head) parser.skip(true);
+        const auto ec =
+            run([&](auto handler) { http::async_read(stream, buffer, parser, handler); });
+        if (parser.is_header_done()) {
+            out.status = parser.get().result_int();
+            out.content_type = std::string(parser.get()[http::field::content_type]);
+            out.keep_alive = parser.get().keep_alive();
+        }
+        out.body = parser.get().body();
+        out.complete = !ec;
+        if (ec || !out.keep_alive) up = false;
+        return out;
+    }
+
     std::chrono::milliseconds timeout;
     net::io_context io;
     beast::tcp_stream stream;
@@ -62,8 +81,7 @@ bool HttpClient::connected() const { return m_impl->up; }
 
 HttpResponse HttpClient::send(std::string_view method, const std::string& target,
                               const std::string& body) {
-    HttpResponse out;
-    if (!m_impl->up) return out;
+    if (!m_impl->up) return {};
     http::request<http::string_body> request{http::string_to_verb(method), target, 11};
     request.set(http::field::host, "127.0.0.1");
     request.set(http::field::content_type, "application/json");
@@ -72,30 +90,37 @@ HttpResponse HttpClient::send(std::string_view method, const std::string& target
     request.prepare_payload();
     if (m_impl->run([&](auto handler) { http::async_write(m_impl->stream, request, handler); })) {
         m_impl->up = false;
-        return out;
+        return {};
     }
-    http::response_parser<http::string_body> parser;
-    parser.body_limit(boost::none);
-    if (method == "HEAD") parser.skip(true);
-    const auto ec = m_impl->run(
-        [&](auto handler) { http::async_read(m_impl->stream, m_impl->buffer, parser, handler); });
-    if (parser.is_header_done()) {
-        out.status = parser.get().result_int();
-        out.content_type = std::string(parser.get()[http::field::content_type]);
-        out.keep_alive = parser.get().keep_alive();
-    }
-    out.body = parser.get().body();
-    out.complete = !ec;
-    if (ec || !out.keep_alive) m_impl->up = false;
-    return out;
+    return m_impl->read_response(method == "HEAD");
 }
 
 void HttpClient::send_header_only(const std::string& target, std::size_t announced_length) {
-    std::string head = "POST " + target +
-                       " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" +
-                       "Content-Length: " + std::to_string(announced_length) + "\r\n\r\n";
-    m_impl->run(
-        [&](auto handler) { net::async_write(m_impl->stream, net::buffer(head), handler); });
+    write_raw("POST " + target +
+              " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" +
+              "Content-Length: " + std::to_string(announced_length) + "\r\n\r\n");
+}
+
+bool HttpClient::write_raw(const std::string& bytes) {
+    if (!m_impl->up) return false;
+    const auto ec = m_impl->run(
+        [&](auto handler) { net::async_write(m_impl->stream, net::buffer(bytes), handler); });
+    if (ec) m_impl->up = false;
+    return !ec;
+}
+
+HttpResponse HttpClient::send_raw(const std::string& bytes) {
+    if (!write_raw(bytes)) return {};
+    return m_impl->read_response(false);
+}
+
+bool HttpClient::closed_by_server() {
+    if (!m_impl->up) return false;
+    char byte = 0;
+    const auto ec = m_impl->run(
+        [&](auto handler) { m_impl->stream.async_read_some(net::buffer(&byte, 1), handler); });
+    m_impl->up = false;
+    return ec == net::error::eof || ec == net::error::connection_reset;
 }
 
 std::vector<SseEvent> parse_sse(std::string_view body) {

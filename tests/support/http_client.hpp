@@ -39,6 +39,17 @@ public:
     /// Sends only the header of a POST whose body never follows (for tests of stopping).
     void send_header_only(const std::string& target, std::size_t announced_length);
 
+    /// Writes `bytes` as they are (a hand-made, possibly hostile request) and reads nothing;
+    /// false when the write failed or timed out.
+    bool write_raw(const std::string& bytes);
+
+    /// Writes `bytes` as they are and reads one response, as send() does.
+    HttpResponse send_raw(const std::string& bytes);
+
+    /// Waits, up to the timeout, for the server to end the connection; true when it closed (or
+    /// reset) it, false when the timeout came first or the server sent something instead.
+    bool closed_by_server();
+
 private:
     struct Impl;
     std::unique_ptr<Impl> m_impl;

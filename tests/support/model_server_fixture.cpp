@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <gtest/gtest.h>
 
 #include "adapters/registry.hpp"
@@ -17,6 +19,12 @@ probes::Script script_of(const std::string& text) {
     if (!script) throw std::runtime_error(script.error().message);
     script->input_tokens = k_probe_tokens;
     return *script;
+}
+
+unsigned short free_port() {
+    boost::asio::io_context io;
+    boost::asio::ip::tcp::acceptor acceptor(io, {boost::asio::ip::make_address_v4("127.0.0.1"), 0});
+    return acceptor.local_endpoint().port();
 }
 
 adapters::ToolVocabulary vocabulary_of(std::string_view harness) {

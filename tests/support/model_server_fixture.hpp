@@ -21,6 +21,9 @@ inline constexpr std::uint64_t k_probe_tokens = 1234;
 /// Parses a script (throws on error) and fixes its input tokens to k_probe_tokens.
 probes::Script script_of(const std::string& text);
 
+/// A loopback port that was free a moment ago, for a `sonata model-server --port` child.
+unsigned short free_port();
+
 /// The tool vocabulary of a registered adapter (throws when unknown).
 adapters::ToolVocabulary vocabulary_of(std::string_view harness);
 
