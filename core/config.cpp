@@ -2,6 +2,7 @@
 // file, the line and the key, with a "did you mean" for misspelt keys.
 #include "core/config.hpp"
 
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -190,7 +191,45 @@ std::string Config::where(const std::string& key_path) const {
     return source + ":" + (it == lines.end() ? std::string("?") : std::to_string(it->second)) + ": ";
 }
 
+/// The line of the first character toml++ 3.3.0 cannot be trusted with, or 0: a control character
+/// but tab and line ends (TOML allows none, in strings and comments too), or a code point in
+/// k_untrusted_ranges, for which its whitespace classifier reaches
+/// __builtin_unreachable wherever the parser asks whether a character is whitespace (found by
+/// tests/fuzz; where that is depends on the parser's state, so no character of those ranges is
+/// accepted anywhere). Every key and value sonata knows is ASCII.
+/// The code points for which toml++ 3.3.0's is_non_ascii_horizontal_whitespace reaches its
+/// TOML_UNREACHABLE (its table's child blocks 0, 11 and 63, but the three real spaces in them),
+/// enumerated from its source.
+constexpr std::array<std::pair<char32_t, char32_t>, 4> k_untrusted_ranges{
+    {{0xa1, 0x499}, {0x2c5e, 0x2fff}, {0x3001, 0x3057}, {0xfb26, 0xfefe}}};
+
+static std::size_t untrusted_character_line(std::string_view text) {
+    std::size_t line = 1;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const auto u = static_cast<unsigned char>(text[i]);
+        if (u == '\n') ++line;
+        if ((u < 0x20 && u != '\t' && u != '\n' && u != '\r') || u == 0x7f) return line;
+        if (u < 0xc0 || i + 1 >= text.size()) continue;
+        const auto b1 = static_cast<unsigned char>(text[i + 1]) & 0x3fU;
+        char32_t cp = 0;
+        if (u < 0xe0) {
+            cp = static_cast<char32_t>(((u & 0x1fU) << 6U) | b1);
+        } else if (u < 0xf0 && i + 2 < text.size()) {
+            cp = static_cast<char32_t>(((u & 0x0fU) << 12U) | (b1 << 6U) | (static_cast<unsigned char>(text[i + 2]) & 0x3fU));
+        }
+        for (const auto& [low, high] : k_untrusted_ranges) {
+            if (cp >= low && cp <= high) return line;
+        }
+    }
+    return 0;
+}
+
 Result<Config> parse_config(const std::string& text, const std::string& source) {
+    if (const auto line = untrusted_character_line(text); line != 0) {
+        return fail(ExitCode::config, source + ":" + std::to_string(line) +
+                                          ": holds a control character or one of the characters U+00A1-U+0499, "
+                                          "U+2C5E-U+3057 or U+FB26-U+FEFE, which the TOML parser cannot read safely; write it in ASCII");
+    }
     Parser parser{source, {}};
     parser.config.source = source;
     try {

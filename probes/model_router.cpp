@@ -30,7 +30,7 @@ std::uint64_t estimate_tokens(std::size_t bytes) { return std::max<std::uint64_t
 HttpReply json_reply(unsigned status, const json& body) {
     HttpReply reply;
     reply.status = status;
-    reply.body = body.dump();
+    reply.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     return reply;
 }
 
@@ -231,7 +231,7 @@ Answer Router::answer(const ParsedRequest& parsed, RequestRecord& record) const 
         out.stop_sequence = std::string(k_classifier_stop);
         break;
     case RequestKind::structured:
-        out.move = text_move(schema_sample(parsed.schema, SampleFields::all).dump());
+        out.move = text_move(schema_sample(parsed.schema, SampleFields::all).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
         break;
     }
     record.step = out.move.step;

@@ -89,7 +89,7 @@ net::awaitable<void> refuse_header(beast::tcp_stream& stream) {
                                   {"message", fmt::format("sonata model-server: request header "
                                                           "larger than {} bytes",
                                                           k_header_limit)}}}}
-                     .dump();
+                     .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     res.prepare_payload();
     co_await http::async_write(stream, res, net::use_awaitable);
 }
@@ -313,7 +313,7 @@ std::string recording_to_json(const std::vector<RequestRecord>& requests,
         out["requests"].push_back(to_json(r));
     for (const auto& r : results)
         out["tool_results"].push_back(to_json(r));
-    return out.dump(2);
+    return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace sonata::probes

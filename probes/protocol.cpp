@@ -9,7 +9,7 @@ std::string sse_event(std::string_view name, const json& data) {
     std::string out = "event: ";
     out.append(name);
     out += "\ndata: ";
-    out += data.dump();
+    out += data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     out += "\n\n";
     return out;
 }
@@ -45,7 +45,7 @@ std::string text_of(const json& content) {
 std::string schema_text(const json& tool, std::string_view key) {
     const auto it = tool.find(key);
     if (it == tool.end() || it->is_null()) return "";
-    return it->dump();
+    return it->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 json parse_arguments(std::string_view arguments_json) {

@@ -26,7 +26,7 @@ void read_assistant(const json& content, ParsedRequest& req) {
         const auto type = block.value("type", "");
         if (type == "tool_use") {
             req.facts.tool_calls.push_back(
-                {block.value("name", ""), block.value("input", json::object()).dump()});
+                {block.value("name", ""), block.value("input", json::object()).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)});
             called = true;
         } else if (type == "text") {
             append_text(text, block.value("text", ""));
@@ -145,7 +145,7 @@ public:
                               {"stop_reason", stop_reason(answer)},
                               {"stop_sequence", stop_sequence(answer)},
                               {"usage", usage(info, info.output_tokens)}}
-                             .dump();
+                             .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
             return reply;
         }
         reply.stream = true;
@@ -181,7 +181,7 @@ public:
         reply.status = status;
         reply.body =
             json{{"type", "error"}, {"error", {{"type", error_type(status)}, {"message", message}}}}
-                .dump();
+                .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
         return reply;
     }
 

@@ -106,7 +106,7 @@ public:
         reply.body =
             json{{"error",
                   {{"message", message}, {"type", type}, {"param", nullptr}, {"code", nullptr}}}}
-                .dump();
+                .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
         return reply;
     }
 
@@ -129,7 +129,7 @@ private:
                                                     {"message", message},
                                                     {"finish_reason", finish_reason(answer)}}})},
                           {"usage", usage(info)}}
-                         .dump();
+                         .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
         return reply;
     }
 
@@ -144,7 +144,7 @@ private:
                          {"model", info.model},
                          {"choices", std::move(choices)}};
             data.update(extra);
-            reply.events.push_back(sse_data(data.dump()));
+            reply.events.push_back(sse_data(data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
         };
         auto choice = [](json delta, json finish = nullptr) {
             return json::array({{{"index", 0},

@@ -36,7 +36,7 @@ void read_item(const json& item, ParsedRequest& req) {
         req.facts.tool_calls.push_back({item.value("name", ""), item.value("input", "")});
     } else if (type == "local_shell_call") {
         req.facts.tool_calls.push_back(
-            {"local_shell", item.value("action", json::object()).dump()});
+            {"local_shell", item.value("action", json::object()).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)});
     } else if (type == "function_call_output" || type == "custom_tool_call_output" ||
                type == "local_shell_call_output") {
         read_output(item, req);
@@ -134,7 +134,7 @@ public:
     HttpReply render(const Answer& answer, const RenderInfo& info, bool stream) const override {
         HttpReply reply;
         if (!stream) {
-            reply.body = response_object(answer, info, true).dump();
+            reply.body = response_object(answer, info, true).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
             return reply;
         }
         reply.stream = true;
@@ -169,7 +169,7 @@ public:
         reply.body =
             json{{"error",
                   {{"message", message}, {"type", type}, {"param", nullptr}, {"code", nullptr}}}}
-                .dump();
+                .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
         return reply;
     }
 };

@@ -116,7 +116,7 @@ Result<Intent> parse_intent(const json& step, const std::string& where) {
     if (step.contains("args")) {
         if (!step["args"].is_object())
             return tl::unexpected(bad(where + ".args", "must be an object"));
-        intent.args_json = step["args"].dump();
+        intent.args_json = step["args"].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     }
     return intent;
 }
@@ -377,7 +377,7 @@ Move resolve_move(const Script& script, const ScriptContext& context,
         const auto schema = json::parse(choice.offered->schema_json, nullptr, false);
         if (!schema.is_discarded()) args = fill_required(std::move(args), schema);
     }
-    move.arguments_json = args.dump();
+    move.arguments_json = args.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     move.call_id = fmt::format("sonata_{}_{}", track_tag(move.track), step);
     return move;
 }

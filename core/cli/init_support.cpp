@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <tuple>
@@ -20,6 +21,8 @@ using json = nlohmann::ordered_json;
 
 constexpr std::string_view k_hook_suffix = " hook";
 constexpr std::string_view k_hook_program = "sonata-hook";
+/// |exponent| beyond which every JSON number is 0 or infinite as a double.
+constexpr long long k_exponent_limit = 1'000'000'000;
 /// What a rewrite may add beyond twice the file's size: the hook entry, indented.
 constexpr std::size_t k_room_for_hook = 4096;
 
@@ -62,13 +65,15 @@ std::optional<std::string> unquote_word(std::string_view word) {
 
 /// Sign, significant digits and exponent of a JSON number's decimal value: "1.50e3" and "1500"
 /// give the same triple, "12345678901234567890123" and "1.2345678901234568e+22" do not.
-std::tuple<bool, std::string, long> decimal_value(std::string_view number) {
+std::tuple<bool, std::string, long long> decimal_value(std::string_view number) {
     const bool negative = !number.empty() && number.front() == '-';
     if (negative) number.remove_prefix(1);
     const auto e = number.find_first_of("eE");
-    long exponent = 0;
+    long long exponent = 0;
     if (e != std::string_view::npos) {
-        exponent = std::strtol(std::string(number.substr(e + 1)).c_str(), nullptr, 10);
+        // Saturated far beyond any double's range, so the digit arithmetic below cannot overflow.
+        exponent = std::clamp(std::strtoll(std::string(number.substr(e + 1)).c_str(), nullptr, 10),
+                              -k_exponent_limit, k_exponent_limit);
         number = number.substr(0, e);
     }
     std::string digits;
@@ -76,7 +81,7 @@ std::tuple<bool, std::string, long> decimal_value(std::string_view number) {
         if (c != '.') digits += c;
     }
     const auto point = number.find('.');
-    if (point != std::string_view::npos) exponent -= static_cast<long>(number.size() - point - 1);
+    if (point != std::string_view::npos) exponent -= static_cast<long long>(number.size() - point - 1);
     const auto first = digits.find_first_not_of('0');
     if (first == std::string::npos) return {false, "0", 0};
     digits.erase(0, first);

@@ -84,3 +84,25 @@ TEST(Config, RolesResolveBuiltInsAndConfigured) {
 
 }  // namespace
 }  // namespace sonata
+
+namespace sonata {
+namespace {
+
+// toml++ 3.3.0 reaches __builtin_unreachable classifying U+00A1-U+0499, U+2C5E-U+3057 (but U+3000)
+// and U+FB26-U+FEFE as
+// whitespace or not (tests/fuzz found it); sonata refuses them, and control characters, before
+// toml++ sees them. Other UTF-8 (a CJK model name, an emoji comment) is fine.
+TEST(Config, CharactersTheTomlParserMishandlesAreRefused) {
+    for (const std::string& text : {std::string("\xca\x8fgate = \"warn\"\n"), std::string("# caf\xc3\xa9\n"),
+                                    std::string("gate = \"w\xef\xbb\xbe\"\n"), std::string("gate = \"\xe3\x80\x81\"\n"), std::string("gate = \"warn\"\x01\n")}) {
+        const auto config = parse_config(text, "s.toml");
+        ASSERT_FALSE(config) << text;
+        EXPECT_EQ(config.error().code, ExitCode::config);
+        EXPECT_EQ(config.error().message.rfind("s.toml:1: holds a control character", 0), 0U) << config.error().message;
+    }
+    const auto fine = parse_config("# \xf0\x9f\x8e\xb5\n[roles.r]\nkind = \"read-only\"\nmodel = \"\xe6\xa8\xa1\xe5\x9e\x8b\"\n", "s.toml");
+    EXPECT_TRUE(fine) << fine.error().message;
+}
+
+}  // namespace
+}  // namespace sonata
