@@ -53,7 +53,7 @@ struct Parser {
     }
 
     Result<void> top(const toml::table& root) {
-        if (auto r = unknown_keys(root, {"gate", "session_max_age_seconds", "timeouts", "roles", "harnesses"}, ""); !r) return r;
+        if (auto r = unknown_keys(root, {"gate", "session_max_age_seconds", "timeouts", "dispatch", "roles", "harnesses"}, ""); !r) return r;
         if (const auto* gate = root.get("gate")) {
             auto value = string_at(*gate, "gate");
             if (!value) return tl::unexpected(value.error());
@@ -68,6 +68,7 @@ struct Parser {
             config.session_max_age = *value;
         }
         if (auto r = timeouts(root.get("timeouts")); !r) return r;
+        if (auto r = dispatch(root.get("dispatch")); !r) return r;
         if (auto r = roles(root.get("roles")); !r) return r;
         return harnesses(root.get("harnesses"));
     }
@@ -81,6 +82,35 @@ struct Parser {
             auto secs = seconds_at(value, "timeouts." + std::string(key.str()));
             if (!secs) return tl::unexpected(secs.error());
             (key.str() == "version_seconds" ? config.version_timeout : config.probe_timeout) = *secs;
+        }
+        return {};
+    }
+
+    Result<void> dispatch(const toml::node* node) {
+        if (node == nullptr) return {};
+        const auto* table = node->as_table();
+        if (table == nullptr) return fail(ExitCode::config, at(*node) + "'dispatch' must be a table");
+        if (auto r = unknown_keys(*table, {"timeout_seconds", "stall_seconds", "window_seconds", "log_cap_bytes"},
+                                  "dispatch.");
+            !r) {
+            return r;
+        }
+        for (const auto& [key, value] : *table) {
+            const std::string name(key.str());
+            if (name == "log_cap_bytes") {
+                const auto v = value.is_integer() ? value.value<int64_t>() : std::nullopt;
+                if (!v || *v < 4096 || *v > (int64_t{1} << 34)) {
+                    return fail(ExitCode::config, at(value) + "'dispatch.log_cap_bytes' must be a whole number of bytes "
+                                                              "between 4096 and 17179869184");
+                }
+                config.dispatch_log_cap = static_cast<std::size_t>(*v);
+                continue;
+            }
+            auto secs = seconds_at(value, "dispatch." + name);
+            if (!secs) return tl::unexpected(secs.error());
+            (name == "timeout_seconds" ? config.dispatch_timeout
+             : name == "stall_seconds" ? config.dispatch_stall
+                                       : config.dispatch_window) = *secs;
         }
         return {};
     }

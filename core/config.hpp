@@ -31,6 +31,10 @@ struct Config {
     std::chrono::seconds version_timeout{15};
     std::chrono::seconds probe_timeout{120};
     std::chrono::seconds session_max_age{12 * 3600};
+    std::chrono::seconds dispatch_timeout{3600};  ///< [dispatch] timeout_seconds
+    std::chrono::seconds dispatch_stall{300};     ///< [dispatch] stall_seconds
+    std::chrono::seconds dispatch_window{1500};   ///< [dispatch] window_seconds
+    std::size_t dispatch_log_cap = 16U << 20U;    ///< [dispatch] log_cap_bytes
     std::map<std::string, Role> roles;  ///< Configured roles (built-ins are added by find_role).
     std::map<std::string, HarnessConfig> harnesses;
     std::map<std::string, int> lines;  ///< "harnesses.codex", "roles.x.harness" → line, for errors.

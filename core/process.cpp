@@ -251,6 +251,7 @@ private:
             reap(m_pid);
             return fail(ExitCode::failure, "cannot watch '" + m_request.argv[0] + "' (no pidfd)");
         }
+        if (m_request.on_start) m_request.on_start(m_pid);
         m_exit_watch.assign(pidfd);
         m_exit_watch.async_wait(asio::posix::descriptor_base::wait_read,
                                 [this](auto ec2) { if (!ec2) on_exit(); });

@@ -42,6 +42,9 @@ struct ProcessRequest {
     /// open before the group is killed (capped by what is left of `timeout`).
     std::chrono::milliseconds exit_drain{2'000};
     OutputCallback on_output;  ///< Optional live view of the output (logs, TUI-less progress).
+    /// Called once the child runs, with its pid (also its process-group id), on the thread that
+    /// called run(): a supervisor records it so that whoever outlives it can kill the group.
+    std::function<void(int pid)> on_start;
     /// When set and it turns true (a Ctrl-C, say), the group is killed as on a timeout; checked
     /// every 100 ms. The result then has `cancelled`.
     const std::atomic<bool>* cancel = nullptr;

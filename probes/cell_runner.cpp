@@ -8,6 +8,8 @@
 #include "adapters/support/planner.hpp"
 #include "core/text.hpp"
 #include "core/tmux.hpp"
+#include "dispatch/launch.hpp"
+#include "dispatch/tui_driver.hpp"
 #include "probes/workspace.hpp"
 
 namespace sonata::probes {
@@ -41,16 +43,10 @@ struct Roots {
     }
 };
 
-Environment child_environment(const Scratch& scratch, const CellSettings& settings, const Invocation& inv) {
-    Environment env = scratch.environment(settings.base_env);
-    for (const auto& [key, value] : inv.env) env[key] = value;
-    for (const auto& name : inv.env_unset) env.erase(name);
-    return env;
-}
-
-bool contains_any(const std::string& screen, const std::vector<std::string>& needles) {
-    return std::any_of(needles.begin(), needles.end(),
-                       [&](const std::string& n) { return !n.empty() && screen.find(n) != std::string::npos; });
+/// The cell's environment: the scratch world's, with the invocation's variables, as a dispatch
+/// builds it (dispatch::child_environment).
+Environment cell_environment(const Scratch& scratch, const CellSettings& settings, const Invocation& inv) {
+    return dispatch::child_environment(scratch.environment(settings.base_env), inv);
 }
 
 /// Where a cell's captured evidence goes (see CellSettings::capture_dir): empty when not capturing.
@@ -83,12 +79,8 @@ bool conversation_finished(const ModelServer& server) {
 
 void run_headless(Observation& o, const CellSettings& settings, const Scratch& scratch, const std::string& prompt,
                   ProcessRunner& runner) {
-    ProcessRequest request;
-    request.argv = o.invocation.argv;
-    if (o.invocation.prompt == PromptChannel::stdin_pipe) request.stdin_data = prompt;
-    else request.argv.push_back(prompt);
-    request.env = child_environment(scratch, settings, o.invocation);
-    request.cwd = scratch.workspace();
+    ProcessRequest request = dispatch::headless_request(o.invocation, prompt, cell_environment(scratch, settings, o.invocation),
+                                                        scratch.workspace());
     request.timeout = settings.timeout;
     request.cancel = settings.cancel;
     request.max_output_bytes = 256U * 1024U;
@@ -101,115 +93,22 @@ void run_headless(Observation& o, const CellSettings& settings, const Scratch& s
     o.result = *result;
 }
 
-struct TuiLoop {
-    Observation& o;
-    TmuxSession& tui;
-    const ModelServer& server;
-    const adapters::ScreenPatterns patterns;
-    const Probe& probe;
-    Clock::time_point deadline;
-    const std::atomic<bool>* cancel = nullptr;
-    const Capture& capture;
-    bool prompt_sent = false;
-    int typed = 0;  ///< How often the prompt has been typed.
-    Clock::time_point typed_at{};
-    Clock::time_point declined_at{};  ///< When a card to decline was last answered.
-
-    /// Types the prompt and submits it once the screen echoes it. Some TUIs drop keys typed
-    /// while they finish starting up (codex 0.171 drops the first text typed), so text that
-    /// does not show within a few seconds is typed again; after three tries it is submitted as is.
-    void type_prompt(const std::string& screen, const std::string& prompt) {
-        constexpr int k_tries = 3;
-        const std::string echo = prompt.substr(0, std::min<std::size_t>(prompt.size(), 24));
-        if (typed > 0 && (screen.find(echo) != std::string::npos || typed >= k_tries)) {
-            (void)tui.send_keys(patterns.submit_keys);
-            prompt_sent = true;
-            return;
-        }
-        if (typed > 0 && Clock::now() - typed_at < std::chrono::seconds(3)) return;
-        if (typed == 0) capture.save("ready", screen);
-        (void)tui.type_text(prompt);
-        typed_at = Clock::now();
-        ++typed;
-    }
-
-    /// Answers a card with `keys`. A card that came up before any model request may have
-    /// swallowed the typed task, so the task is then typed again.
-    void answer_card(const std::vector<std::string>& keys) {
-        (void)tui.send_keys(keys);
-        if (server.recording().empty()) {
-            prompt_sent = false;
-            typed = 0;
-        }
-        std::this_thread::sleep_for(milliseconds(300));
-    }
-
-    void run(const std::string& prompt) {
-        while (Clock::now() < deadline) {
-            if (cancel != nullptr && cancel->load()) {
-                o.result.cancelled = true;  // the session's destructor ends the harness
-                return;
-            }
-            auto screen = tui.capture();
-            auto status = tui.status();
-            if (!screen || !status) return;
-            o.screen = *screen;
-            if (status->exited) {
-                o.result.exit_code = status->exit_code;
-                o.result.term_signal = status->term_signal;
-                return;
-            }
-            if (contains_any(*screen, patterns.approval) && prompt_sent) {
-                o.approval_seen = true;
-                capture.save("approval", *screen);
-                (void)tui.send_keys(patterns.deny_keys);
-                return;
-            }
-            if (contains_any(*screen, patterns.decline) && !patterns.decline_keys.empty()) {
-                // A question sonata answers "no" (codex's review of repository hooks); like the
-                // trust card it can swallow a typed task, which is typed again afterwards. Keys
-                // that move a selection are not idempotent: a card still showing right after the
-                // answer is left alone for a while rather than answered twice.
-                if (o.decline_seen && Clock::now() - declined_at < std::chrono::seconds(3)) {
-                    std::this_thread::sleep_for(milliseconds(100));
-                    continue;
-                }
-                if (!o.decline_seen) capture.save("decline", *screen);
-                o.decline_seen = true;
-                declined_at = Clock::now();
-                answer_card(patterns.decline_keys);
-                continue;
-            }
-            if (contains_any(*screen, patterns.trust)) {
-                // Some TUIs (codex 0.171) put the trust card up only once a task is typed: the
-                // task is lost with it, so it is typed again after the answer.
-                if (!o.trust_seen) capture.save("trust", *screen);
-                o.trust_seen = true;
-                if (probe.stop_at_trust_question() || patterns.trust_keys.empty()) return;
-                answer_card(patterns.trust_keys);
-                continue;
-            }
-            if (!prompt_sent && (typed > 0 || patterns.ready.empty() || contains_any(*screen, patterns.ready))) {
-                type_prompt(*screen, prompt);
-            }
-            if (prompt_sent && conversation_finished(server)) {
-                std::this_thread::sleep_for(milliseconds(500));
-                if (auto last = tui.capture()) o.screen = *last;
-                return;
-            }
-            std::this_thread::sleep_for(milliseconds(100));
-        }
-        o.result.timed_out = true;
-    }
-};
+/// The probe policy of the TUI driver: decline an approval card (the harness asked), stop at the
+/// trust card where the probe looks at it, and end once the scripted conversation is over.
+dispatch::TuiPolicy probe_policy(const ModelServer& server, const Probe& probe, const Capture& capture) {
+    dispatch::TuiPolicy policy;
+    policy.on_approval = dispatch::OnApproval::decline;
+    policy.stop_at_trust = probe.stop_at_trust_question();
+    policy.finished = [&server] { return conversation_finished(server); };
+    policy.model_reached = [&server] { return !server.recording().empty(); };
+    policy.on_screen = [&capture](const std::string& what, const std::string& screen) { capture.save(what, screen); };
+    return policy;
+}
 
 void run_tui(Observation& o, const CellSettings& settings, const Scratch& scratch, const std::string& prompt,
              const ModelServer& server, const Probe& probe, const Capture& capture, ProcessRunner& runner) {
-    TmuxSpec spec;
-    spec.argv = o.invocation.argv;
-    spec.env = child_environment(scratch, settings, o.invocation);
-    spec.cwd = scratch.workspace();
-    spec.socket_dir = scratch.tmp();
+    const TmuxSpec spec = dispatch::tui_spec(o.invocation, cell_environment(scratch, settings, o.invocation),
+                                             scratch.workspace(), scratch.tmp());
     auto session = TmuxSession::start(runner, spec);
     if (!session) {
         o.result.err = session.error().message;
@@ -217,9 +116,20 @@ void run_tui(Observation& o, const CellSettings& settings, const Scratch& scratc
     }
     o.started = true;
     const auto start = Clock::now();
-    TuiLoop loop{o,     **session, server, o.adapter->screen_patterns(), probe, start + settings.timeout,
-                 settings.cancel, capture};
-    loop.run(prompt);
+    const auto patterns = o.adapter->screen_patterns();
+    const auto policy = probe_policy(server, probe, capture);
+    const auto outcome = dispatch::drive_tui(**session, patterns, prompt, policy, start + settings.timeout, settings.cancel);
+    o.screen = outcome.screen;
+    o.trust_seen = outcome.trust_seen;
+    o.decline_seen = outcome.decline_seen;
+    o.approval_seen = outcome.approval_seen;
+    if (outcome.end == dispatch::TuiEnd::exited) {
+        o.result.exit_code = outcome.exit_code;
+        o.result.term_signal = outcome.term_signal;
+    }
+    o.result.timed_out = outcome.end == dispatch::TuiEnd::timed_out;
+    o.result.cancelled = outcome.end == dispatch::TuiEnd::cancelled;  // the session's destructor ends the harness
+    if (outcome.end == dispatch::TuiEnd::error) o.result.err = outcome.error;
     capture.save("final", o.screen);  // what the TUI showed when the cell ended, whatever the verdict
     o.result.duration = duration_cast<milliseconds>(Clock::now() - start);
     if (auto history = (*session)->capture_history()) o.result.out = *history;

@@ -2,7 +2,7 @@
 // mcp-canary` reads them from stdin; every reply is one JSON-RPC 2.0 object, and nothing throws.
 #include <nlohmann/json.hpp>
 
-#include "core/cli/mcp_canary.hpp"
+#include "cli/mcp_canary.hpp"
 #include "tests/fuzz/fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -1,7 +1,7 @@
 // Fuzzes `sonata init`'s edits of a Claude Code settings.json: install and uninstall either refuse
 // the file or produce JSON on which installing again changes nothing and uninstalling leaves no
 // sonata hook behind.
-#include "core/cli/init_support.hpp"
+#include "cli/init_support.hpp"
 #include "tests/fuzz/fuzz_support.hpp"
 
 namespace {

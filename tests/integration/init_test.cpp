@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/cli/init_support.hpp"
+#include "cli/init_support.hpp"
 #include "core/session.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/sonata_run.hpp"

@@ -1,5 +1,7 @@
 // The scripted model server as a server: routes besides the model endpoints, big bodies, injected
 // faults, concurrent clients, latency, prompt stop, and `sonata model-server` as a real process.
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -294,6 +296,26 @@ TEST(ModelServerCommand, RejectsABadScriptWithItsPlace) {
     EXPECT_NE(unknown.err.find("unknown harness 'claud' (did you mean 'claude'?)"),
               std::string::npos)
         << unknown.err;
+}
+
+// A FIFO at the --record path would block the exit forever if it were opened in place.
+TEST(ModelServerCommand, ARecordPathThatIsAFifoIsReplacedNotWaitedOn) {
+    testing::ScratchDir dir;
+    testing::write_text(dir.path() + "/script.json", R"({"steps":[],"final":"ok"})");
+    const std::string fifo = dir.path() + "/record.json";
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    ProcessRequest request;
+    request.argv = {SONATA_BIN, "model-server", "--script", "script.json", "--port",
+                    std::to_string(testing::free_port()), "--record", fifo};
+    request.env = testing::hermetic_env(dir);
+    request.cwd = dir.path();
+    request.timeout = std::chrono::milliseconds(1500);  // then SIGTERM, and it must exit at once
+    request.kill_grace = std::chrono::milliseconds(3000);
+    const auto result = make_system_runner()->run(request);
+    ASSERT_TRUE(result) << result.error().message;
+    EXPECT_EQ(result->exit_code, 0) << result->err;
+    EXPECT_TRUE(std::filesystem::is_regular_file(fifo));
+    EXPECT_EQ(json::parse(testing::read_text(fifo))["requests"], json::array());
 }
 
 TEST(ModelServerCommand, ServesUntilTerminatedThenWritesTheRecording) {

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/cli/init_support.hpp"
+#include "cli/init_support.hpp"
 #include "core/config.hpp"
 
 namespace sonata::cli {

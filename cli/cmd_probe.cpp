@@ -18,7 +18,7 @@
 
 #include "adapters/registry.hpp"
 #include "adapters/support/detect.hpp"
-#include "core/cli/app.hpp"
+#include "cli/app.hpp"
 #include "core/proc_stat.hpp"
 #include "core/text.hpp"
 #include "probes/prober.hpp"

@@ -7,7 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "core/cli/app.hpp"
+#include "cli/app.hpp"
 #include "core/matrix.hpp"
 #include "reports/diff.hpp"
 #include "reports/markdown.hpp"

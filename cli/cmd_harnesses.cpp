@@ -8,7 +8,7 @@
 
 #include "adapters/registry.hpp"
 #include "adapters/support/detect.hpp"
-#include "core/cli/app.hpp"
+#include "cli/app.hpp"
 
 namespace sonata::cli {
 namespace {

@@ -1,5 +1,5 @@
 // Parsing and dispatch of subcommands; the one catch-all.
-#include "core/cli/app.hpp"
+#include "cli/app.hpp"
 
 #include <cstdio>
 #include <exception>
@@ -28,7 +28,7 @@ using Adder = void (*)(CLI::App&, Action&);
 // Subcommands whose file is not built yet are simply absent from this list.
 const std::vector<Adder>& adders() {
     static const std::vector<Adder> list{
-#include "core/cli/subcommands.inc"
+#include "cli/subcommands.inc"
     };
     return list;
 }

@@ -3,7 +3,7 @@
 // notifications/initialized, ping, tools/list (one tool, "touch") and tools/call, which appends a
 // line to FILE — so a changed FILE proves the harness let the model call a project MCP tool. Ends
 // at EOF on stdin.
-#include "core/cli/mcp_canary.hpp"
+#include "cli/mcp_canary.hpp"
 
 #include <fstream>
 #include <iostream>
@@ -13,7 +13,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "core/cli/app.hpp"
+#include "cli/app.hpp"
 #include "core/text.hpp"
 
 namespace sonata::cli {

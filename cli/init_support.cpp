@@ -1,6 +1,6 @@
 // Settings-file edits for `sonata init` on nlohmann::ordered_json, so every key keeps its place,
 // and the commented project config.
-#include "core/cli/init_support.hpp"
+#include "cli/init_support.hpp"
 
 #include <unistd.h>
 

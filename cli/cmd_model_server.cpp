@@ -15,7 +15,8 @@
 #include <CLI/CLI.hpp>
 
 #include "adapters/registry.hpp"
-#include "core/cli/app.hpp"
+#include "cli/app.hpp"
+#include "core/fs.hpp"
 #include "probes/model_server.hpp"
 
 namespace sonata::cli {
@@ -58,10 +59,12 @@ Result<adapters::ToolVocabulary> vocabulary_for(const std::string& harness) {
     return (*adapter)->tools();
 }
 
+/// Replaces `path` with the recording: never opened for writing in place, so a FIFO (or a symlink)
+/// there is replaced instead of blocking the exit or writing elsewhere.
 Result<void> write_record(const std::string& path, const std::string& json) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << json << '\n';
-    if (!out) return fail(ExitCode::failure, "cannot write the recording to " + path);
+    if (auto ok = write_file_atomic(path, json + "\n"); !ok) {
+        return fail(ExitCode::failure, "cannot write the recording to " + path + " (" + ok.error().message + ")");
+    }
     return {};
 }
 

@@ -1,5 +1,5 @@
-// Resolution of a dispatch's inputs and the call into the planner.
-#include "core/cli/plan_support.hpp"
+// The plan pipeline: a dispatch's inputs resolved, decided and gated.
+#include "adapters/support/pipeline.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -7,56 +7,44 @@
 #include <cerrno>
 #include <cstring>
 
-#include <nlohmann/json.hpp>
-
 #include "adapters/registry.hpp"
 #include "adapters/support/detect.hpp"
 #include "adapters/support/planner.hpp"
 #include "core/gate.hpp"
 #include "core/session.hpp"
 
-namespace sonata::cli {
+namespace sonata::adapters {
 namespace {
 
 Result<void> check_config_harnesses(const Config& config) {
     for (const auto& [id, harness] : config.harnesses) {
-        if (auto found = adapters::find_adapter(id); !found) {
+        if (auto found = find_adapter(id); !found) {
             return fail(ExitCode::config, config.where("harnesses." + id) + found.error().message);
         }
     }
     for (const auto& [name, role] : config.roles) {
         if (role.harness.empty()) continue;
-        if (auto found = adapters::find_adapter(role.harness); !found) {
+        if (auto found = find_adapter(role.harness); !found) {
             return fail(ExitCode::config, config.where("roles." + name + ".harness") + found.error().message);
         }
     }
     return {};
 }
 
-/// The parent's mode and where it came from: "--mode", "session-file" or "default".
-struct ModeChoice {
-    Mode mode = Mode::default_mode;
-    std::string source = "default";
-    std::string session_id;    ///< The session looked up; empty when none was.
-    std::string session_file;  ///< The file the mode came from; empty when none.
-    bool stale = false;
-    std::vector<std::string> warnings;
-};
 
 /// The session to look up and where its id came from: --session, else $CLAUDE_CODE_SESSION_ID;
 /// an empty id when neither is set.
-std::pair<std::string, std::string> session_to_look_up(const PlanSetup& setup,
-                                                       const Context& context) {
+std::pair<std::string, std::string> session_to_look_up(const DispatchRequest& setup) {
     if (!setup.session.empty()) return {setup.session, "--session"};
-    const auto env = context.env.find("CLAUDE_CODE_SESSION_ID");
-    if (env == context.env.end() || env->second.empty()) return {};
+    const auto env = setup.env.find("CLAUDE_CODE_SESSION_ID");
+    if (env == setup.env.end() || env->second.empty()) return {};
     return {env->second, "$CLAUDE_CODE_SESSION_ID"};
 }
 
 /// A found session file's mode. A stale file is still evidence of the parent's mode, but one that
 /// may no longer hold: the narrower of its mode and default is used, so staleness only narrows.
-ModeChoice mode_from_file(const SessionLookup& lookup, const Config& config) {
-    ModeChoice choice{lookup.record.mode, "session-file", lookup.record.session_id, lookup.path,
+ParentMode mode_from_file(const SessionLookup& lookup, const Config& config) {
+    ParentMode choice{lookup.record.mode, "session-file", lookup.record.session_id, lookup.path,
                       lookup.stale, {}};
     if (!lookup.stale) return choice;
     if (!no_wider_than(choice.mode, Mode::default_mode)) choice.mode = Mode::default_mode;
@@ -72,18 +60,18 @@ ModeChoice mode_from_file(const SessionLookup& lookup, const Config& config) {
 
 /// The session's mode: its file (the project's .sonata/ first, then the machine config dir), else
 /// default with a warning. A corrupt file is an error and an unsafe id a usage error.
-Result<ModeChoice> session_mode(const std::string& id, const std::string& from, const Config& config,
-                                const Context& context) {
+Result<ParentMode> session_mode(const std::string& id, const std::string& from, const DispatchRequest& setup,
+                                const Config& config) {
     if (!is_safe_session_id(id)) {
         return fail(ExitCode::usage, from + ": session id is not a safe id: use 1 to 128 of the "
                                             "characters A-Z a-z 0-9 _ -");
     }
-    const auto where = locate_config(context.cwd, context.env);
+    const auto where = locate_config(setup.cwd, setup.env);
     auto found = find_session(id, where.project_dir, where.machine_dir, config.session_max_age,
                               std::chrono::system_clock::now());
     if (!found) return tl::unexpected(found.error());
     if (*found) return mode_from_file(**found, config);
-    ModeChoice choice;
+    ParentMode choice;
     choice.session_id = id;
     choice.warnings.push_back("no session file for session " + id + " (from " + from +
                               "): assuming default; `sonata init` installs the hook that "
@@ -95,17 +83,16 @@ Result<ModeChoice> session_mode(const std::string& id, const std::string& from, 
 // a session is known (--session or $CLAUDE_CODE_SESSION_ID), the mode is the narrower of --mode and
 // what the session file records (default when there is none). With no session at all, --mode is
 // taken as given; with neither, default.
-Result<ModeChoice> choose_mode(const PlanSetup& setup, const Config& config,
-                               const Context& context) {
+Result<ParentMode> choose_mode(const DispatchRequest& setup, const Config& config) {
     std::optional<Mode> flag;
     if (!setup.mode.empty()) {
         auto mode = parse_mode(setup.mode);
         if (!mode) return tl::unexpected(mode.error());
         flag = *mode;
     }
-    const auto [id, from] = session_to_look_up(setup, context);
-    if (id.empty()) return flag ? ModeChoice{*flag, "--mode", {}, {}, false, {}} : ModeChoice{};
-    auto choice = session_mode(id, from, config, context);
+    const auto [id, from] = session_to_look_up(setup);
+    if (id.empty()) return flag ? ParentMode{*flag, "--mode", {}, {}, false, {}} : ParentMode{};
+    auto choice = session_mode(id, from, setup, config);
     if (!choice || !flag) return choice;
     if (no_wider_than(*flag, choice->mode)) {
         choice->mode = *flag;
@@ -119,17 +106,13 @@ Result<ModeChoice> choose_mode(const PlanSetup& setup, const Config& config,
     return choice;
 }
 
-nlohmann::ordered_json string_or_null(const std::string& text) {
-    return text.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(text);
-}
 
 /// Consults the capability matrix (--matrix, else this machine's). A missing matrix means "not
 /// measured"; a corrupt one is an error, never "all good".
-Result<std::string> gate_decision(Decision& decision, const PlanSetup& setup, const Config& config,
-                                  const Context& context) {
+Result<std::vector<GateCheck>> gate_decision(Decision& decision, const DispatchRequest& setup, const Config& config) {
     std::string path = setup.matrix;
     if (path.empty()) {
-        auto dir = machine_dir_checked(context.env);
+        auto dir = machine_dir_checked(setup.env);
         if (!dir) return tl::unexpected(dir.error());
         path = default_matrix_path(*dir);
     }
@@ -145,13 +128,12 @@ Result<std::string> gate_decision(Decision& decision, const PlanSetup& setup, co
         if (!loaded) return tl::unexpected(loaded.error());
         matrix = std::move(*loaded);
     }
-    const auto checks = apply_gate(decision, matrix ? &*matrix : nullptr, config.gate);
-    return gate_to_json(checks, decision);
+    return apply_gate(decision, matrix ? &*matrix : nullptr, config.gate);
 }
 
 }  // namespace
 
-Result<Planned> plan_dispatch(const PlanSetup& setup, const Config& config, const Context& context) {
+Result<Planned> plan_dispatch(const DispatchRequest& setup, const Config& config) {
     if (auto ok = check_config_harnesses(config); !ok) return tl::unexpected(ok.error());
     auto role = config.find_role(setup.role);
     if (!role) return tl::unexpected(role.error());
@@ -159,14 +141,14 @@ Result<Planned> plan_dispatch(const PlanSetup& setup, const Config& config, cons
     if (harness.empty()) {
         return fail(ExitCode::usage, "no harness given: pass --harness, or set a harness for role '" + role->name + "' in config");
     }
-    auto adapter = adapters::find_adapter(harness);
+    auto adapter = find_adapter(harness);
     if (!adapter) return tl::unexpected(adapter.error());
-    auto mode = choose_mode(setup, config, context);
+    auto mode = choose_mode(setup, config);
     if (!mode) return tl::unexpected(mode.error());
     auto options = parse_task_options(setup.options);
     if (!options) return tl::unexpected(options.error());
 
-    adapters::PlanRequest request;
+    PlanRequest request;
     request.harness_id = harness;
     request.parent_mode = mode->mode;
     request.role = *role;
@@ -174,8 +156,8 @@ Result<Planned> plan_dispatch(const PlanSetup& setup, const Config& config, cons
     request.options = *options;
     request.resume_session = setup.resume;
     request.max_budget_usd = setup.budget;
-    request.host = adapters::detect_host();
-    auto dir = machine_dir_checked(context.env);
+    request.host = detect_host();
+    auto dir = machine_dir_checked(setup.env);
     if (!dir) return tl::unexpected(dir.error());
     request.support_dir = *dir + "/support";
     request.write_support_files = true;
@@ -183,18 +165,18 @@ Result<Planned> plan_dispatch(const PlanSetup& setup, const Config& config, cons
 
     std::vector<std::string> warnings;
     if (!setup.version.empty()) {
-        const auto located = adapters::locate_harness(**adapter, harness, config, context.env);
+        const auto located = locate_harness(**adapter, harness, config, setup.env);
         request.executable = located.installed ? located.path : std::string{};
         request.version = setup.version;
     } else {
         auto runner = make_system_runner();
-        const auto status = adapters::detect_harness(**adapter, harness, config, context.env, *runner);
+        const auto status = detect_harness(**adapter, harness, config, setup.env, *runner);
         if (status.installed) request.executable = status.path;
         request.version = status.version;
         if (!status.installed) warnings.push_back(harness + " is not installed here (" + status.note + ")");
         else if (status.version.empty()) warnings.push_back(harness + ": " + status.note);
     }
-    auto decision = adapters::decide(request);
+    auto decision = decide(request);
     if (!decision && decision.error().code == ExitCode::config) {
         // The configured args are the only config decide() reads: name their file, line and key.
         return fail(ExitCode::config, config.where("harnesses." + harness + ".args") + "'harnesses." +
@@ -204,15 +186,9 @@ Result<Planned> plan_dispatch(const PlanSetup& setup, const Config& config, cons
     decision->warnings.insert(decision->warnings.begin(), warnings.begin(), warnings.end());
     decision->warnings.insert(decision->warnings.begin(), mode->warnings.begin(),
                               mode->warnings.end());
-    nlohmann::ordered_json extra;
-    extra["mode_source"] = mode->source;
-    extra["session_id"] = string_or_null(mode->session_id);
-    extra["session_file"] = string_or_null(mode->session_file);
-    extra["mode_stale"] = mode->stale;
-    auto gate = gate_decision(*decision, setup, config, context);
+    auto gate = gate_decision(*decision, setup, config);
     if (!gate) return tl::unexpected(gate.error());
-    extra["gate"] = nlohmann::ordered_json::parse(*gate);
-    return Planned{*decision, extra.dump()};
+    return Planned{*decision, *mode, *gate};
 }
 
-}  // namespace sonata::cli
+}  // namespace sonata::adapters

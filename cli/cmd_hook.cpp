@@ -3,7 +3,7 @@
 // run() in app.cpp dispatches a bare `sonata hook` here before building the CLI11 app.
 #include <CLI/CLI.hpp>
 
-#include "core/cli/app.hpp"
+#include "cli/app.hpp"
 #include "core/session.hpp"
 
 namespace sonata::cli {

@@ -13,8 +13,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "core/cli/app.hpp"
-#include "core/cli/init_support.hpp"
+#include "cli/app.hpp"
+#include "cli/init_support.hpp"
 #include "core/fs.hpp"
 
 namespace sonata::cli {

@@ -1,4 +1,4 @@
 // sonata's entry point: everything happens in cli::run.
-#include "core/cli/app.hpp"
+#include "cli/app.hpp"
 
 int main(int argc, char** argv) { return sonata::cli::run(argc, argv); }

@@ -1,0 +1,53 @@
+// The one plan pipeline: resolve the role and harness, take the parent's mode (the session file,
+// narrowed by --mode), detect the harness version, decide (role forcing, configured args, the
+// adapter's mapping) and gate against the capability matrix. `sonata plan`, `sonata dispatch` and
+// the MCP server call it; the prober's cells go through decide() with the same configured args.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/config.hpp"
+#include "core/decision.hpp"
+#include "core/gate.hpp"
+
+namespace sonata::adapters {
+
+/// What a caller asks for, as the command line (or an MCP call) gives it.
+struct DispatchRequest {
+    std::string harness;  ///< Empty: the role's configured harness.
+    std::string mode;     ///< Empty: from the session file, else default; else it may only narrow.
+    std::string session;  ///< Empty: $CLAUDE_CODE_SESSION_ID.
+    std::string role = "write";
+    std::string model;
+    std::vector<std::string> options;
+    std::string resume;
+    std::optional<double> budget;
+    std::string version;  ///< Empty: detect.
+    std::string matrix;   ///< Empty: this machine's matrix.
+    std::string cwd;      ///< Where the project (and its session files) is looked for.
+    std::map<std::string, std::string> env;  ///< sonata's environment.
+};
+
+/// The parent's mode and where it came from.
+struct ParentMode {
+    Mode mode = Mode::default_mode;
+    std::string source = "default";  ///< "--mode", "session-file" or "default".
+    std::string session_id;          ///< The session looked up; empty when none was.
+    std::string session_file;        ///< The file the mode came from; empty when none.
+    bool stale = false;
+    std::vector<std::string> warnings;
+};
+
+/// The pipeline's result: the gated decision, the parent's mode, the gate's lookups.
+struct Planned {
+    Decision decision;
+    ParentMode parent;
+    std::vector<GateCheck> gate;
+};
+
+Result<Planned> plan_dispatch(const DispatchRequest& request, const Config& config);
+
+}  // namespace sonata::adapters

@@ -1,0 +1,160 @@
+// `sonata dispatch` and `sonata run`: plan a dispatch as `sonata plan` does, refuse exactly when it
+// refuses, else start the run under a detached supervisor. `run` prints the run's id at once;
+// `dispatch` waits until the run is done, paused, stalled or its window passes, then prints the
+// report (or where the run stands).
+#include <unistd.h>
+
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include <CLI/CLI.hpp>
+
+#include "adapters/support/pipeline.hpp"
+#include "cli/app.hpp"
+#include "cli/init_support.hpp"
+#include "cli/run_output.hpp"
+#include "core/decision_json.hpp"
+#include "core/fs.hpp"
+#include "dispatch/run.hpp"
+#include "dispatch/run_dir.hpp"
+
+namespace sonata::cli {
+namespace {
+
+constexpr std::size_t k_max_task_bytes = 1U << 20U;
+
+struct DispatchArgs {
+    adapters::DispatchRequest request;
+    std::string task;
+    std::string task_file;
+    std::string stdin_marker;  ///< "-": the task comes on stdin.
+    std::string cwd;
+    std::optional<long> timeout;
+    std::optional<long> window;
+    bool json = false;
+    bool wait = true;  ///< false for `sonata run`
+};
+
+Result<std::string> read_task(const DispatchArgs& args) {
+    const int given = (args.task.empty() ? 0 : 1) + (args.task_file.empty() ? 0 : 1) + (args.stdin_marker.empty() ? 0 : 1);
+    if (given != 1) return fail(ExitCode::usage, "give the task once: --task TEXT, --task-file FILE, or - for stdin");
+    if (!args.stdin_marker.empty() && args.stdin_marker != "-") {
+        return fail(ExitCode::usage, "unexpected argument '" + args.stdin_marker + "' (only - reads the task from stdin)");
+    }
+    if (!args.task.empty()) return args.task;
+    if (!args.task_file.empty()) {
+        auto text = read_file_bounded(args.task_file, k_max_task_bytes);
+        if (!text) return fail(ExitCode::usage, "--task-file: " + text.error().message);
+        return *text;
+    }
+    std::string text;
+    char buffer[65536];
+    for (;;) {
+        const ssize_t n = ::read(STDIN_FILENO, buffer, sizeof buffer);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        text.append(buffer, static_cast<std::size_t>(n));
+        if (text.size() > k_max_task_bytes) return fail(ExitCode::usage, "the task on stdin is larger than 1 MiB");
+    }
+    return text;
+}
+
+/// The receipt's fields that the decision and the gate fill.
+dispatch::Receipt receipt_of(const adapters::Planned& planned) {
+    const Decision& d = planned.decision;
+    dispatch::Receipt r;
+    r.harness = d.harness;
+    r.version = d.version;
+    r.mode = std::string(to_string(d.effective_mode));
+    r.role = d.role.name;
+    r.role_kind = std::string(to_string(d.role.kind));
+    r.parent_mode = std::string(to_string(d.parent_mode));
+    r.parent_mode_source = planned.parent.source;
+    r.session_id = planned.parent.session_id;
+    const std::string role_key = matrix_role(d.effective_mode, d.role.kind);
+    for (const auto& check : planned.gate) {
+        r.relied_on.push_back({check.probe, check.verdict ? std::string(to_string(*check.verdict)) : "unmeasured",
+                               d.harness + "@" + d.version + " " + check.probe + " " + r.mode + " " + role_key});
+    }
+    r.warnings = d.warnings;
+    return r;
+}
+
+Result<int> run_dispatch(const DispatchArgs& args, const Context& context) {
+    auto config = context.config();
+    if (!config) return tl::unexpected(config.error());
+    auto task = read_task(args);
+    if (!task) return tl::unexpected(task.error());
+    adapters::DispatchRequest request = args.request;
+    request.cwd = args.cwd.empty() ? context.cwd : args.cwd;
+    request.env = context.env;
+    auto planned = adapters::plan_dispatch(request, *config);
+    if (!planned) return tl::unexpected(planned.error());
+    if (!planned->decision.runs()) {
+        std::cout << decision_to_text(planned->decision);  // the same text as `sonata plan`
+        return to_int(ExitCode::refused);
+    }
+    for (const auto& warning : planned->decision.warnings) std::cerr << "sonata: warning: " << warning << '\n';
+    auto root = dispatch::runs_root(request.cwd, context.env);
+    if (!root) return tl::unexpected(root.error());
+    auto self = this_executable();
+    if (!self) return tl::unexpected(self.error());
+    dispatch::StartRequest start{planned->decision, receipt_of(*planned), *task, request.cwd, context.env, *root, *self,
+                                 dispatch::RunLimits{args.timeout ? std::chrono::seconds(*args.timeout) : config->dispatch_timeout,
+                                                     config->dispatch_stall, config->dispatch_log_cap}};
+    auto dir = dispatch::start_run(start);
+    if (!dir) return tl::unexpected(dir.error());
+    const std::string id = dir->substr(dir->rfind('/') + 1);
+    if (!args.wait) {
+        std::cout << id << '\n';
+        return 0;
+    }
+    const auto window = args.window ? std::chrono::seconds(*args.window) : config->dispatch_window;
+    auto receipt = dispatch::wait_run(*dir, window);
+    if (!receipt) return tl::unexpected(receipt.error());
+    print_run(*dir, *receipt, args.json);
+    return to_int(dispatch::exit_code_for(*receipt));
+}
+
+void add_common(CLI::App* cmd, DispatchArgs& args) {
+    cmd->add_option("--harness", args.request.harness, "Harness id (default: the role's harness)");
+    cmd->add_option("--role", args.request.role, "Role: read-only, write, review, explore, plan, code, or one from config")
+        ->required();
+    cmd->add_option("--task", args.task, "The task, as text");
+    cmd->add_option("--task-file", args.task_file, "Read the task from FILE");
+    cmd->add_option("stdin", args.stdin_marker, "- reads the task from stdin");
+    cmd->add_option("--mode", args.request.mode, "The parent's mode; with a known session it may only narrow it");
+    cmd->add_option("--session", args.request.session, "Claude Code session id whose mode file to read");
+    cmd->add_option("--model", args.request.model, "Model to ask the harness for");
+    cmd->add_option("--option", args.request.options, "Per-task option key=value (may only narrow)");
+    cmd->add_option("--cwd", args.cwd, "The workspace (default: the working directory)");
+    cmd->add_option("--timeout", args.timeout, "Seconds before the harness is killed (default: [dispatch] timeout_seconds)")
+        ->check(CLI::Range(1L, 7L * 24 * 3600));
+    cmd->add_option("--harness-version", args.request.version, "Plan for this harness version instead of detecting it")
+        ->group("");
+    cmd->add_option("--matrix", args.request.matrix, "Capability matrix for the gate (default: this machine's)");
+    cmd->add_flag("--json", args.json, "Print the receipt (and report) as JSON");
+}
+
+}  // namespace
+
+void add_dispatch(CLI::App& app, Action& action) {
+    auto args = std::make_shared<DispatchArgs>();
+    auto* cmd = app.add_subcommand("dispatch", "Run a task on a harness, gated as `sonata plan` decides, and wait for its report");
+    add_common(cmd, *args);
+    cmd->add_option("--window", args->window, "Seconds to wait before returning with the run still going (default 1500)")
+        ->check(CLI::Range(0L, 7L * 24 * 3600));
+    cmd->callback([&action, args] {
+        action = [args](const Context& context) { return run_dispatch(*args, context); };
+    });
+    auto run_args = std::make_shared<DispatchArgs>();
+    run_args->wait = false;
+    auto* run = app.add_subcommand("run", "Like dispatch, but print the run's id at once and leave it running");
+    add_common(run, *run_args);
+    run->callback([&action, run_args] {
+        action = [run_args](const Context& context) { return run_dispatch(*run_args, context); };
+    });
+}
+
+}  // namespace sonata::cli

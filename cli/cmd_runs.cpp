@@ -1,0 +1,155 @@
+// The commands that act on runs by id: status, wait, log, cancel, runs, and the hidden supervise
+// that is the supervisor itself. Runs are looked up where `dispatch` puts them for the working
+// directory (the project's .sonata/runs, else the state dir).
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli/app.hpp"
+#include "cli/run_output.hpp"
+#include "dispatch/run.hpp"
+#include "dispatch/run_dir.hpp"
+
+namespace sonata::cli {
+namespace {
+
+struct RunArgs {
+    std::string id;
+    bool json = false;
+    bool follow = false;
+    std::optional<long> timeout;
+};
+
+Result<std::string> dir_of(const std::string& id, const Context& context) {
+    auto root = dispatch::runs_root(context.cwd, context.env);
+    if (!root) return tl::unexpected(root.error());
+    if (id.empty()) {
+        const auto ids = dispatch::list_runs(*root);
+        if (ids.empty()) return fail(ExitCode::bad_data, "no runs under " + *root);
+        return *root + "/" + ids.front();
+    }
+    return dispatch::run_dir(*root, id);
+}
+
+Result<int> run_status(const RunArgs& args, const Context& context) {
+    auto dir = dir_of(args.id, context);
+    if (!dir) return tl::unexpected(dir.error());
+    auto receipt = dispatch::run_status(*dir);
+    if (!receipt) return tl::unexpected(receipt.error());
+    if (args.json) std::cout << dispatch::receipt_to_json(*receipt);
+    else std::cout << status_line(*receipt) << '\n';
+    return 0;
+}
+
+Result<int> run_wait(const RunArgs& args, const Context& context) {
+    auto dir = dir_of(args.id, context);
+    if (!dir) return tl::unexpected(dir.error());
+    auto config = context.config();
+    if (!config) return tl::unexpected(config.error());
+    const auto window = args.timeout ? std::chrono::seconds(*args.timeout) : config->dispatch_window;
+    auto receipt = dispatch::wait_run(*dir, window);
+    if (!receipt) return tl::unexpected(receipt.error());
+    print_run(*dir, *receipt, args.json);
+    return to_int(dispatch::exit_code_for(*receipt));
+}
+
+Result<int> run_cancel(const RunArgs& args, const Context& context) {
+    auto dir = dir_of(args.id, context);
+    if (!dir) return tl::unexpected(dir.error());
+    auto receipt = dispatch::cancel_run(*dir);
+    if (!receipt) return tl::unexpected(receipt.error());
+    std::cout << status_line(*receipt) << '\n';
+    return 0;
+}
+
+/// Copies harness.log to stdout; with --follow, keeps copying until the run is final.
+Result<int> run_log(const RunArgs& args, const Context& context) {
+    auto dir = dir_of(args.id, context);
+    if (!dir) return tl::unexpected(dir.error());
+    const int fd = ::open((*dir + "/harness.log").c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    char buffer[65536];
+    for (;;) {
+        for (ssize_t n = 0; fd >= 0 && (n = ::read(fd, buffer, sizeof buffer)) > 0;) {
+            std::cout.write(buffer, n);
+        }
+        std::cout.flush();
+        if (!args.follow) break;
+        auto receipt = dispatch::run_status(*dir);
+        if (!receipt || dispatch::is_final(receipt->state)) {
+            for (ssize_t n = 0; fd >= 0 && (n = ::read(fd, buffer, sizeof buffer)) > 0;) std::cout.write(buffer, n);
+            break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    if (fd >= 0) ::close(fd);
+    return 0;
+}
+
+Result<int> run_runs(const RunArgs& args, const Context& context) {
+    auto root = dispatch::runs_root(context.cwd, context.env);
+    if (!root) return tl::unexpected(root.error());
+    nlohmann::ordered_json all = nlohmann::ordered_json::array();
+    for (const auto& id : dispatch::list_runs(*root)) {
+        auto receipt = dispatch::run_status(*root + "/" + id);
+        if (!receipt) {
+            std::cerr << "sonata: warning: " << receipt.error().message << '\n';
+            continue;
+        }
+        if (args.json) all.push_back(nlohmann::ordered_json::parse(dispatch::receipt_to_json(*receipt)));
+        else std::cout << status_line(*receipt) << '\n';
+    }
+    if (args.json) std::cout << all.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
+    return 0;
+}
+
+using Body = Result<int> (*)(const RunArgs&, const Context&);
+
+CLI::App* add_run_command(CLI::App& app, Action& action, const char* name, const char* help, Body body,
+                          std::shared_ptr<RunArgs> args, bool id_required) {
+    auto* cmd = app.add_subcommand(name, help);
+    auto* id = cmd->add_option("id", args->id, "The run's id (`sonata runs` lists them)");
+    if (id_required) id->required();
+    cmd->callback([&action, args, body] {
+        action = [args, body](const Context& context) { return body(*args, context); };
+    });
+    return cmd;
+}
+
+}  // namespace
+
+void add_runs(CLI::App& app, Action& action) {
+    auto status = std::make_shared<RunArgs>();
+    add_run_command(app, action, "status", "Where a run stands (default: the newest)", run_status, status, false)
+        ->add_flag("--json", status->json, "Print the receipt");
+    auto wait = std::make_shared<RunArgs>();
+    auto* w = add_run_command(app, action, "wait", "Wait until a run is done, paused or stalled; print its report", run_wait,
+                              wait, true);
+    w->add_option("--timeout", wait->timeout, "Seconds to wait at most (default: [dispatch] window_seconds)")
+        ->check(CLI::Range(0L, 7L * 24 * 3600));
+    w->add_flag("--json", wait->json, "Print the receipt and report as JSON");
+    auto log = std::make_shared<RunArgs>();
+    add_run_command(app, action, "log", "Print a run's harness.log", run_log, log, true)
+        ->add_flag("--follow,-f", log->follow, "Keep printing until the run ends");
+    add_run_command(app, action, "cancel", "Stop a run: kill its harness, keep everything it wrote", run_cancel,
+                    std::make_shared<RunArgs>(), true);
+    auto runs = std::make_shared<RunArgs>();
+    auto* r = app.add_subcommand("runs", "Every run here, newest first");
+    r->add_flag("--json", runs->json, "Print the receipts");
+    r->callback([&action, runs] { action = [runs](const Context& context) { return run_runs(*runs, context); }; });
+    auto dir = std::make_shared<std::string>();
+    auto* supervise = app.add_subcommand("supervise", "The supervisor of one run (started by dispatch)");
+    supervise->group("");  // hidden: sonata starts it itself
+    supervise->add_option("dir", *dir, "The run directory")->required();
+    supervise->callback([&action, dir] {
+        action = [dir](const Context&) -> Result<int> { return dispatch::supervise(*dir); };
+    });
+}
+
+}  // namespace sonata::cli

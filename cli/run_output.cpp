@@ -1,0 +1,40 @@
+// Printing runs.
+#include "cli/run_output.hpp"
+
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/fs.hpp"
+
+namespace sonata::cli {
+
+std::string status_line(const dispatch::Receipt& r) {
+    std::string line = r.id + "  " + std::string(to_string(r.state)) + "  " + r.harness + "@" + r.version + "  " +
+                       r.mode + "  " + r.role;
+    if (r.state == dispatch::RunState::paused && !r.prompt.empty()) line += "  waiting: " + r.prompt;
+    if (r.degraded) line += "  degraded: " + r.degraded_reason;
+    if (dispatch::is_final(r.state)) line += "  report: " + (r.report_source.empty() ? "none" : r.report_source);
+    if (!r.note.empty()) line += "  note: " + r.note;
+    return line;
+}
+
+void print_run(const std::string& run_dir, const dispatch::Receipt& r, bool json) {
+    auto report = read_file_bounded(run_dir + "/report.md", 64U << 20U);
+    if (json) {
+        nlohmann::ordered_json out;
+        out["receipt"] = nlohmann::ordered_json::parse(dispatch::receipt_to_json(r));
+        out["report"] = report ? nlohmann::ordered_json(*report) : nlohmann::ordered_json(nullptr);
+        std::cout << out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
+        return;
+    }
+    if (dispatch::is_final(r.state) && report) {
+        std::cout << *report;
+        if (r.degraded) std::cerr << "sonata: the run is degraded: " << r.degraded_reason << '\n';
+        return;
+    }
+    std::cout << status_line(r) << '\n';
+    if (!dispatch::is_final(r.state)) std::cout << "continue with: sonata wait " << r.id << '\n';
+}
+
+}  // namespace sonata::cli

@@ -1,0 +1,175 @@
+// receipt.json: writing with a stable field order, reading with full validation.
+#include "dispatch/receipt.hpp"
+
+#include <array>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "core/fs.hpp"
+#include "core/text.hpp"
+
+namespace sonata::dispatch {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+constexpr std::size_t k_max_receipt_bytes = 4U << 20U;
+
+constexpr std::array<std::pair<std::string_view, RunState>, 9> k_states{{
+    {"starting", RunState::starting},
+    {"running", RunState::running},
+    {"paused", RunState::paused},
+    {"stalled", RunState::stalled},
+    {"done", RunState::done},
+    {"failed", RunState::failed},
+    {"timed-out", RunState::timed_out},
+    {"cancelled", RunState::cancelled},
+    {"lost", RunState::lost},
+}};
+
+/// Reads one field strictly: present and of the type of `out`.
+template <class T>
+void take(const json& j, const char* key, T& out) {
+    out = j.at(key).get<T>();
+}
+
+}  // namespace
+
+std::string_view to_string(RunState state) {
+    for (const auto& [name, s] : k_states) {
+        if (s == state) return name;
+    }
+    return "lost";
+}
+
+Result<RunState> parse_run_state(std::string_view text) {
+    std::vector<std::string> names;
+    for (const auto& [name, s] : k_states) {
+        if (name == text) return s;
+        names.emplace_back(name);
+    }
+    return fail(ExitCode::bad_data, "unknown run state '" + std::string(text) + "'" + did_you_mean(text, names));
+}
+
+bool is_final(RunState state) {
+    return state == RunState::done || state == RunState::failed || state == RunState::timed_out ||
+           state == RunState::cancelled || state == RunState::lost;
+}
+
+std::string receipt_to_json(const Receipt& r) {
+    json relied = json::array();
+    for (const auto& p : r.relied_on) relied.push_back({{"probe", p.probe}, {"verdict", p.verdict}, {"key", p.key}});
+    json j;
+    j["schema"] = r.schema;
+    j["id"] = r.id;
+    j["state"] = to_string(r.state);
+    j["harness"] = r.harness;
+    j["version"] = r.version;
+    j["mode"] = r.mode;
+    j["role"] = r.role;
+    j["role_kind"] = r.role_kind;
+    j["parent_mode"] = r.parent_mode;
+    j["parent_mode_source"] = r.parent_mode_source;
+    j["session_id"] = r.session_id;
+    j["argv"] = r.argv;
+    j["env_set"] = r.env_set;
+    j["env_unset"] = r.env_unset;
+    j["cwd"] = r.cwd;
+    j["prompt_channel"] = r.prompt_channel;
+    j["interactive"] = r.interactive;
+    j["relied_on"] = relied;
+    j["warnings"] = r.warnings;
+    j["started_at"] = r.started_at;
+    j["ended_at"] = r.ended_at;
+    j["exit_code"] = r.exit_code ? json(*r.exit_code) : json(nullptr);
+    j["term_signal"] = r.term_signal;
+    j["timed_out"] = r.timed_out;
+    j["prompt"] = r.prompt;
+    j["report_source"] = r.report_source;
+    j["degraded"] = r.degraded;
+    j["degraded_reason"] = r.degraded_reason;
+    j["log_capped"] = r.log_capped;
+    j["harness_session"] = r.harness_session;
+    j["files_changed"] = r.files_changed;
+    j["note"] = r.note;
+    j["supervisor_pid"] = r.supervisor_pid;
+    j["supervisor_start"] = r.supervisor_start;
+    j["harness_pgid"] = r.harness_pgid;
+    return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+Result<Receipt> parse_receipt(std::string_view text, const std::string& source) {
+    if (!json_depth_within(text, 8)) return fail(ExitCode::bad_data, source + ": not a receipt (nested too deep)");
+    const json j = json::parse(text.begin(), text.end(), nullptr, false);
+    if (j.is_discarded() || !j.is_object()) return fail(ExitCode::bad_data, source + ": not a receipt (not a JSON object)");
+    Receipt r;
+    try {
+        take(j, "schema", r.schema);
+        if (r.schema != Receipt::k_schema) {
+            return fail(ExitCode::bad_data, source + ": receipt schema " + std::to_string(r.schema) +
+                                                " is not supported (this sonata reads schema 1)");
+        }
+        std::string state;
+        take(j, "state", state);
+        auto parsed = parse_run_state(state);
+        if (!parsed) return fail(ExitCode::bad_data, source + ": " + parsed.error().message);
+        r.state = *parsed;
+        take(j, "id", r.id);
+        take(j, "harness", r.harness);
+        take(j, "version", r.version);
+        take(j, "mode", r.mode);
+        take(j, "role", r.role);
+        take(j, "role_kind", r.role_kind);
+        take(j, "parent_mode", r.parent_mode);
+        take(j, "parent_mode_source", r.parent_mode_source);
+        take(j, "session_id", r.session_id);
+        take(j, "argv", r.argv);
+        take(j, "env_set", r.env_set);
+        take(j, "env_unset", r.env_unset);
+        take(j, "cwd", r.cwd);
+        take(j, "prompt_channel", r.prompt_channel);
+        take(j, "interactive", r.interactive);
+        for (const auto& p : j.at("relied_on")) {
+            r.relied_on.push_back({p.at("probe").get<std::string>(), p.at("verdict").get<std::string>(),
+                                   p.at("key").get<std::string>()});
+        }
+        take(j, "warnings", r.warnings);
+        take(j, "started_at", r.started_at);
+        take(j, "ended_at", r.ended_at);
+        if (!j.at("exit_code").is_null()) r.exit_code = j.at("exit_code").get<int>();
+        take(j, "term_signal", r.term_signal);
+        take(j, "timed_out", r.timed_out);
+        take(j, "prompt", r.prompt);
+        take(j, "report_source", r.report_source);
+        take(j, "degraded", r.degraded);
+        take(j, "degraded_reason", r.degraded_reason);
+        take(j, "log_capped", r.log_capped);
+        take(j, "harness_session", r.harness_session);
+        take(j, "files_changed", r.files_changed);
+        take(j, "note", r.note);
+        take(j, "supervisor_pid", r.supervisor_pid);
+        take(j, "supervisor_start", r.supervisor_start);
+        take(j, "harness_pgid", r.harness_pgid);
+    } catch (const json::exception& e) {
+        return fail(ExitCode::bad_data, source + ": malformed receipt (" + std::string(e.what()) + ")");
+    }
+    return r;
+}
+
+Result<Receipt> load_receipt(const std::string& run_dir) {
+    const std::string path = run_dir + "/receipt.json";
+    auto text = read_file_bounded(path, k_max_receipt_bytes);
+    if (!text) return tl::unexpected(text.error());
+    return parse_receipt(*text, path);
+}
+
+Result<void> save_receipt(const std::string& run_dir, const Receipt& receipt) {
+    WriteOptions options;
+    options.sync = false;  // rewritten at every change of state; the last one is synced
+    options.create_parents = false;
+    if (is_final(receipt.state)) options.sync = true;
+    return write_file_atomic(run_dir + "/receipt.json", receipt_to_json(receipt), options);
+}
+
+}  // namespace sonata::dispatch

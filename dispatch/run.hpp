@@ -1,0 +1,60 @@
+// The run lifecycle: start a run (run directory, instructions, a detached supervisor), the
+// supervisor's own body, and the read side every other command uses (status with `lost`
+// detection, wait, cancel). The supervisor owns the harness's process group, the timeout, the
+// stall clock, the bounded log, the report, the receipt and the `exit` sentinel; a watchdog it
+// forks first kills the group and marks the run `lost` if the supervisor itself dies.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+
+#include "core/decision.hpp"
+#include "core/process.hpp"
+#include "dispatch/receipt.hpp"
+
+namespace sonata::dispatch {
+
+/// Limits of one run ([dispatch] in config, --timeout / --window on the command line).
+struct RunLimits {
+    std::chrono::seconds timeout{3600};  ///< Then TERM to the group, grace, KILL: timed-out.
+    std::chrono::seconds stall{300};     ///< No output this long: stalled (the harness still runs).
+    std::size_t log_cap = 16U << 20U;    ///< harness.log stops growing here, with a note.
+};
+
+/// What to start: a decision that runs, and the task.
+struct StartRequest {
+    Decision decision;             ///< Must run (decision.runs()).
+    Receipt receipt;               ///< Pre-filled: parent mode, session, relied-on probes, warnings.
+    std::string task;
+    std::string cwd;               ///< The workspace the harness works in.
+    Environment env;               ///< sonata's environment; the harness gets it as the plan says.
+    std::string runs_root;
+    std::string sonata_path;       ///< The sonata binary that becomes the supervisor.
+    RunLimits limits;
+};
+
+/// Creates the run directory (instructions.md, plan.json, receipt.json) and starts the supervisor
+/// in a session of its own, so nothing that happens to the caller reaches it. Returns the run's
+/// directory; the id is its last component.
+Result<std::string> start_run(const StartRequest& request);
+
+/// `sonata supervise DIR`: runs the planned harness to its end and records it. Returns the exit
+/// code of the supervisor itself (0 whatever the run's outcome, unless sonata failed).
+int supervise(const std::string& run_dir);
+
+/// The run's receipt; a run whose supervisor is gone without finishing is marked `lost` (and
+/// whatever is left of its process group is killed).
+Result<Receipt> run_status(const std::string& run_dir);
+
+/// Waits until the run is final, paused or stalled, or `window` passes; returns the receipt then.
+Result<Receipt> wait_run(const std::string& run_dir, std::chrono::milliseconds window);
+
+/// Asks the supervisor to stop the run (it kills the group and records `cancelled`); a run
+/// already final is left as it is.
+Result<Receipt> cancel_run(const std::string& run_dir);
+
+/// The exit code `dispatch` and `wait` give for a receipt.
+ExitCode exit_code_for(const Receipt& receipt);
+
+}  // namespace sonata::dispatch

@@ -1,0 +1,145 @@
+// The TUI driver's loop: poll the pane, recognise cards by the adapter's patterns, answer, type.
+#include "dispatch/tui_driver.hpp"
+
+#include <algorithm>
+#include <thread>
+#include <vector>
+
+namespace sonata::dispatch {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+bool contains_any(const std::string& screen, const std::vector<std::string>& needles) {
+    return std::any_of(needles.begin(), needles.end(),
+                       [&](const std::string& n) { return !n.empty() && screen.find(n) != std::string::npos; });
+}
+
+class Driver {
+public:
+    Driver(TmuxSession& tui, const adapters::ScreenPatterns& patterns, const TuiPolicy& policy)
+        : m_tui(tui), m_patterns(patterns), m_policy(policy) {}
+
+    TuiOutcome run(const std::string& prompt, Clock::time_point deadline, const std::atomic<bool>* cancel) {
+        while (Clock::now() < deadline) {
+            if (cancel != nullptr && cancel->load()) return end(TuiEnd::cancelled);
+            auto screen = m_tui.capture();
+            auto status = m_tui.status();
+            if (!screen || !status) {
+                m_out.error = !screen ? screen.error().message : status.error().message;
+                return end(TuiEnd::error);
+            }
+            m_out.screen = *screen;
+            if (status->exited) {
+                m_out.exit_code = status->exit_code;
+                m_out.term_signal = status->term_signal;
+                return end(TuiEnd::exited);
+            }
+            if (auto done = step(*screen, prompt)) return end(*done);
+            if (m_prompt_sent && m_policy.finished && m_policy.finished()) {
+                std::this_thread::sleep_for(milliseconds(500));
+                if (auto last = m_tui.capture()) m_out.screen = *last;
+                return end(TuiEnd::finished);
+            }
+            std::this_thread::sleep_for(milliseconds(100));
+        }
+        return end(TuiEnd::timed_out);
+    }
+
+private:
+    /// Reacts to one screen; a value when the drive ends here.
+    std::optional<TuiEnd> step(const std::string& screen, const std::string& prompt) {
+        if (contains_any(screen, m_patterns.approval) && m_prompt_sent) {
+            m_out.approval_seen = true;
+            seen("approval", screen);
+            // A failed deny is seen on the next poll of whoever continues: the card still shows.
+            if (m_policy.on_approval == OnApproval::decline) (void)m_tui.send_keys(m_patterns.deny_keys);
+            return TuiEnd::approval;
+        }
+        if (contains_any(screen, m_patterns.decline) && !m_patterns.decline_keys.empty()) {
+            // A question sonata answers "no" (codex's review of repository hooks); like the trust
+            // card it can swallow a typed task, which is typed again afterwards. Keys that move a
+            // selection are not idempotent: a card still showing right after the answer is left
+            // alone for a while rather than answered twice.
+            if (m_out.decline_seen && Clock::now() - m_declined_at < std::chrono::seconds(3)) return std::nullopt;
+            if (!m_out.decline_seen) seen("decline", screen);
+            m_out.decline_seen = true;
+            m_declined_at = Clock::now();
+            answer_card(m_patterns.decline_keys);
+            return std::nullopt;
+        }
+        if (contains_any(screen, m_patterns.trust)) {
+            // Some TUIs (codex 0.171) put the trust card up only once a task is typed: the task is
+            // lost with it, so it is typed again after the answer.
+            if (!m_out.trust_seen) seen("trust", screen);
+            m_out.trust_seen = true;
+            if (m_policy.stop_at_trust || m_patterns.trust_keys.empty()) return TuiEnd::trust;
+            answer_card(m_patterns.trust_keys);
+            return std::nullopt;
+        }
+        if (!m_prompt_sent && (m_typed > 0 || m_patterns.ready.empty() || contains_any(screen, m_patterns.ready))) {
+            type_prompt(screen, prompt);
+        }
+        return std::nullopt;
+    }
+
+    /// Types the prompt and submits it once the screen echoes it. Some TUIs drop keys typed while
+    /// they finish starting up (codex 0.171 drops the first text typed), so text that does not
+    /// show within a few seconds is typed again; after three tries it is submitted as is.
+    void type_prompt(const std::string& screen, const std::string& prompt) {
+        constexpr int k_tries = 3;
+        const std::string echo = prompt.substr(0, std::min<std::size_t>(prompt.size(), 24));
+        if (m_typed > 0 && (screen.find(echo) != std::string::npos || m_typed >= k_tries)) {
+            // A lost Enter leaves the task in the box: the echo stays and the next poll sees no
+            // model request, which the deadline bounds.
+            (void)m_tui.send_keys(m_patterns.submit_keys);
+            m_prompt_sent = true;
+            return;
+        }
+        if (m_typed > 0 && Clock::now() - m_typed_at < std::chrono::seconds(3)) return;
+        if (m_typed == 0) seen("ready", screen);
+        (void)m_tui.type_text(prompt);  // text that did not arrive is typed again (above)
+        m_typed_at = Clock::now();
+        ++m_typed;
+    }
+
+    /// Answers a card with `keys`. A card that came up before the model was reached may have
+    /// swallowed the typed task, so the task is then typed again.
+    void answer_card(const std::vector<std::string>& keys) {
+        (void)m_tui.send_keys(keys);  // a card still showing is answered again on a later poll
+        if (!m_policy.model_reached || !m_policy.model_reached()) {
+            m_prompt_sent = false;
+            m_typed = 0;
+        }
+        std::this_thread::sleep_for(milliseconds(300));
+    }
+
+    void seen(const std::string& what, const std::string& screen) const {
+        if (m_policy.on_screen) m_policy.on_screen(what, screen);
+    }
+
+    TuiOutcome end(TuiEnd how) {
+        m_out.end = how;
+        return m_out;
+    }
+
+    TmuxSession& m_tui;
+    const adapters::ScreenPatterns& m_patterns;
+    const TuiPolicy& m_policy;
+    TuiOutcome m_out;
+    bool m_prompt_sent = false;
+    int m_typed = 0;
+    Clock::time_point m_typed_at{};
+    Clock::time_point m_declined_at{};
+};
+
+}  // namespace
+
+TuiOutcome drive_tui(TmuxSession& tui, const adapters::ScreenPatterns& patterns, const std::string& prompt,
+                     const TuiPolicy& policy, std::chrono::steady_clock::time_point deadline,
+                     const std::atomic<bool>* cancel) {
+    return Driver(tui, patterns, policy).run(prompt, deadline, cancel);
+}
+
+}  // namespace sonata::dispatch

@@ -1,0 +1,66 @@
+// The one TUI driver, for dispatches and probe cells alike: it reads the screen of a harness
+// running in tmux with the adapter's screen patterns, answers the folder-trust card yes (the
+// workspace is the user's), declines the cards the adapter lists as never to accept, types the
+// task once the TUI is ready, and stops at an approval card — declining it (a probe records
+// `asked`) or leaving it up for the user (a dispatch is then `paused`), as the policy says.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <string>
+
+#include "adapters/adapter.hpp"
+#include "core/tmux.hpp"
+
+namespace sonata::dispatch {
+
+/// What the driver does when an approval card shows after the task was sent.
+enum class OnApproval {
+    decline,  ///< Send the adapter's deny keys and stop (the probe policy: the harness asked).
+    pause,    ///< Leave the card up and stop (the dispatch policy: the run is paused for the user).
+};
+
+/// How one run is driven.
+struct TuiPolicy {
+    OnApproval on_approval = OnApproval::pause;
+    /// Stop at the trust card instead of answering it (the trust-dialog probe looks at it).
+    bool stop_at_trust = false;
+    /// True once the work is done (the model finished, the report landed): the driver then stops.
+    std::function<bool()> finished;
+    /// True once the harness reached the model. A card answered before that may have swallowed the
+    /// typed task, which is then typed again.
+    std::function<bool()> model_reached;
+    /// Called once per kind of screen the driver recognises ("ready", "trust", "decline",
+    /// "approval"), for captured evidence; may be empty.
+    std::function<void(const std::string& what, const std::string& screen)> on_screen;
+};
+
+/// How the drive ended.
+enum class TuiEnd {
+    exited,     ///< The harness exited (exit_code / term_signal).
+    approval,   ///< An approval card showed (declined or left up, per the policy).
+    trust,      ///< The trust card showed and the policy stops there, or it has no keys to answer.
+    finished,   ///< policy.finished() turned true.
+    timed_out,  ///< The deadline passed.
+    cancelled,  ///< The cancel flag turned true.
+    error,      ///< tmux failed (error says how).
+};
+
+struct TuiOutcome {
+    TuiEnd end = TuiEnd::error;
+    std::string screen;  ///< The last screen seen.
+    bool trust_seen = false;
+    bool decline_seen = false;
+    bool approval_seen = false;
+    int exit_code = -1;
+    int term_signal = 0;
+    std::string error;
+};
+
+/// Drives `tui` until one of TuiEnd happens.
+TuiOutcome drive_tui(TmuxSession& tui, const adapters::ScreenPatterns& patterns, const std::string& prompt,
+                     const TuiPolicy& policy, std::chrono::steady_clock::time_point deadline,
+                     const std::atomic<bool>* cancel);
+
+}  // namespace sonata::dispatch

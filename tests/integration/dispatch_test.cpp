@@ -1,0 +1,273 @@
+// `sonata dispatch`, `run`, `status`, `wait`, `log`, `cancel` and `runs` through the real binary,
+// with a stand-in harness (tests/programs/dispatch_harness.cpp) under grok's headless mappings:
+// every scenario ends in the state and report the run lifecycle promises, the whole receipt is
+// checked, and nothing the run started is left running — also when the supervisor is killed.
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <set>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "core/result.hpp"
+#include "tests/support/scratch_dir.hpp"
+#include "tests/support/sonata_run.hpp"
+
+namespace sonata {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using testing::read_text;
+using testing::run_sonata;
+using testing::SonataRun;
+using testing::write_text;
+
+class Dispatch : public ::testing::Test {
+protected:
+    testing::ScratchDir m_dir;
+    Environment m_env = testing::hermetic_env(m_dir);
+    std::string m_project = m_dir.make_dir("project");
+
+    void SetUp() override { config(""); }
+
+    void config(const std::string& extra) {
+        write_text(m_project + "/sonata.toml",
+                   "[harnesses.grok]\npath = \"" + std::string(SONATA_DISPATCH_HARNESS) + "\"\n" + extra);
+    }
+
+    SonataRun sonata(const std::vector<std::string>& args, const std::optional<std::string>& in = std::nullopt) {
+        return run_sonata(args, m_env, m_project, in, {"/usr/bin/timeout", "120"});
+    }
+
+    SonataRun dispatch(const std::string& task, const std::string& role = "code", std::vector<std::string> extra = {}) {
+        std::vector<std::string> args{"dispatch", "--harness", "grok", "--role", role, "--mode", "acceptEdits",
+                                      "--task", task, "--json"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        return sonata(args);
+    }
+
+    static json receipt_of(const SonataRun& run) { return json::parse(run.out).at("receipt"); }
+
+    std::string run_dir(const std::string& id) const { return m_project + "/.sonata/runs/" + id; }
+
+    /// The receipt's fields that depend on the scenario, as one value.
+    static json outcome(const json& r) {
+        return {{"state", r.at("state")},
+                {"exit_code", r.at("exit_code")},
+                {"term_signal", r.at("term_signal")},
+                {"timed_out", r.at("timed_out")},
+                {"report_source", r.at("report_source")},
+                {"degraded", r.at("degraded")},
+                {"degraded_reason", r.at("degraded_reason")}};
+    }
+
+    static json outcome_of(const char* state, json exit_code, int sig, bool timed_out, const char* source, bool degraded,
+                           const char* reason) {
+        return {{"state", state},         {"exit_code", exit_code}, {"term_signal", sig},     {"timed_out", timed_out},
+                {"report_source", source}, {"degraded", degraded},   {"degraded_reason", reason}};
+    }
+
+    void expect_nothing_left() {
+        std::vector<std::string> left;
+        for (int i = 0; i < 50; ++i) {
+            left = testing::processes_working_under(m_dir.path());
+            if (left.empty()) return;
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+        EXPECT_EQ(left, std::vector<std::string>{});
+    }
+};
+
+TEST_F(Dispatch, AReportWrittenByTheHarnessComesBackWithItsProvenance) {
+    const auto run = dispatch("scenario: report TOKEN-7");
+    ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+    const json r = receipt_of(run);
+    EXPECT_EQ(outcome(r), outcome_of("done", 0, 0, false, "report.md", false, ""));
+    const std::string id = r.at("id");
+    EXPECT_EQ(json::parse(run.out).at("report"), "report TOKEN-7\n\n---\nsonata run " + id +
+                                                     " · role code · grok@1.0.0 · mode acceptEdits · exit 0\n");
+    EXPECT_EQ(r.at("harness"), "grok");
+    EXPECT_EQ(r.at("version"), "1.0.0");
+    EXPECT_EQ(r.at("mode"), "acceptEdits");
+    EXPECT_EQ(r.at("role_kind"), "write");
+    EXPECT_EQ(r.at("parent_mode_source"), "--mode");
+    EXPECT_EQ(r.at("argv").back(), "<instructions.md>");
+    EXPECT_EQ(r.at("cwd"), m_project);
+    EXPECT_FALSE(r.at("relied_on").empty());
+    for (const auto& p : r.at("relied_on")) EXPECT_EQ(p.at("verdict"), "unmeasured") << p.dump();
+    EXPECT_EQ(r.at("note"), "a write role whose run changed nothing in the workspace");
+    EXPECT_EQ(read_text(run_dir(id) + "/exit"), "done 0\n");
+    EXPECT_EQ(read_text(run_dir(id) + "/harness.log"), "done\n");
+    EXPECT_NE(read_text(run_dir(id) + "/instructions.md").find("scenario: report TOKEN-7"), std::string::npos);
+    EXPECT_FALSE(fs::exists(run_dir(id) + "/pgid"));
+    EXPECT_NE(run.err.find("sonata: warning: "), std::string::npos) << "unmeasured properties are warned about";
+    expect_nothing_left();
+}
+
+TEST_F(Dispatch, AFinalMessageIsTheReportAndAReadOnlyRunsOutputIsItsReport) {
+    auto run = dispatch("scenario: final TOKEN-8");
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_EQ(outcome(receipt_of(run)), outcome_of("done", 0, 0, false, "final-message", false, ""));
+    run = dispatch("scenario: final TOKEN-9", "review");
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const json r = receipt_of(run);
+    EXPECT_EQ(outcome(r), outcome_of("done", 0, 0, false, "terminal-output", false, ""));
+    EXPECT_EQ(r.at("mode"), "plan");
+    EXPECT_EQ(json::parse(run.out).at("report").get<std::string>().rfind("final answer TOKEN-9\n", 0), 0U);
+}
+
+TEST_F(Dispatch, ExitZeroIsNeverSuccessOnItsOwn) {
+    const std::vector<std::pair<std::string, json>> cases{
+        {"scenario: crash", outcome_of("failed", 139, 11, false, "final-message", true, "crashed: killed by signal 11")},
+        {"scenario: silent",
+         outcome_of("failed", 0, 0, false, "none", true,
+                    "exited 0 without a report or any output: the model may never have been reached")},
+        {"scenario: fail", outcome_of("failed", 3, 0, false, "final-message", true, "exited 3")},
+    };
+    for (const auto& [task, expected] : cases) {
+        const auto run = dispatch(task);
+        EXPECT_EQ(run.exit_code, to_int(ExitCode::run_failed)) << task;
+        EXPECT_EQ(outcome(receipt_of(run)), expected) << task;
+    }
+    expect_nothing_left();
+}
+
+TEST_F(Dispatch, AHangingHarnessTimesOutAndItsWholeGroupIsKilled) {
+    const auto run = dispatch("scenario: hang", "code", {"--timeout", "2"});
+    EXPECT_EQ(run.exit_code, to_int(ExitCode::run_failed)) << run.err;
+    EXPECT_EQ(outcome(receipt_of(run)),
+              outcome_of("timed-out", 143, 15, true, "final-message", true,
+                         "timed out; the harness's process group was killed"));
+    expect_nothing_left();
+}
+
+TEST_F(Dispatch, AFloodIsCappedInTheLogWithANote) {
+    config("[dispatch]\nlog_cap_bytes = 65536\n");
+    const auto run = dispatch("scenario: flood");
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const json r = receipt_of(run);
+    EXPECT_TRUE(r.at("log_capped"));
+    const std::string log = read_text(run_dir(r.at("id")) + "/harness.log");
+    EXPECT_EQ(log.substr(0, 65536), std::string(1023, 'x') + "\n" + log.substr(1024, 65536 - 1024));
+    EXPECT_EQ(log.substr(65536), "\n[sonata: harness.log reached its cap of 65536 bytes; the rest of the output was dropped]\n");
+    const std::string report = read_text(run_dir(r.at("id")) + "/report.md");
+    EXPECT_EQ(report.rfind("[sonata: the output's first ", 0), 0U) << report.substr(0, 100);
+    EXPECT_NE(report.find("flood done\n\n---\nsonata run "), std::string::npos) << "the report keeps the end";
+}
+
+TEST_F(Dispatch, ASilentHarnessIsStalledThenFinishes) {
+    config("[dispatch]\nstall_seconds = 1\n");
+    const auto run = dispatch("scenario: slow");
+    EXPECT_EQ(run.exit_code, to_int(ExitCode::run_stalled)) << run.err << run.out;
+    const std::string id = receipt_of(run).at("id");
+    EXPECT_EQ(receipt_of(run).at("state"), "stalled");
+    const auto waited = sonata({"wait", id, "--json"});
+    EXPECT_EQ(waited.exit_code, 0) << waited.err;
+    EXPECT_EQ(receipt_of(waited).at("state"), "done");
+}
+
+TEST_F(Dispatch, RunReturnsAtOnceAndCancelKillsAHarnessThatIgnoresSigterm) {
+    const auto started = sonata({"run", "--harness", "grok", "--role", "code", "--mode", "acceptEdits", "--task",
+                                 "scenario: ignore-term"});
+    ASSERT_EQ(started.exit_code, 0) << started.err;
+    const std::string id = started.out.substr(0, started.out.find('\n'));
+    for (int i = 0; i < 100 && (!fs::exists(run_dir(id) + "/harness.log") || read_text(run_dir(id) + "/harness.log").empty()); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    const auto cancelled = sonata({"cancel", id});
+    EXPECT_EQ(cancelled.exit_code, 0) << cancelled.err;
+    const auto status = sonata({"status", id, "--json"});
+    const json r = json::parse(status.out);
+    EXPECT_EQ(r.at("state"), "cancelled");
+    EXPECT_EQ(r.at("term_signal"), 9) << "SIGTERM was ignored, so the grace ended in SIGKILL";
+    EXPECT_EQ(sonata({"log", id}).out, "ignoring SIGTERM\n");
+    expect_nothing_left();
+}
+
+TEST_F(Dispatch, ASupervisorKilledWithSigkillTakesItsHarnessWithItAndTheRunIsLost) {
+    const auto started = sonata({"run", "--harness", "grok", "--role", "code", "--mode", "acceptEdits", "--task",
+                                 "scenario: hang"});
+    ASSERT_EQ(started.exit_code, 0) << started.err;
+    const std::string id = started.out.substr(0, started.out.find('\n'));
+    json r;
+    for (int i = 0; i < 100; ++i) {
+        r = json::parse(sonata({"status", id, "--json"}).out);
+        if (r.at("harness_pgid") != 0 && fs::exists(run_dir(id) + "/harness.log") &&
+            !read_text(run_dir(id) + "/harness.log").empty()) {
+            break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ASSERT_NE(r.at("supervisor_pid"), 0);
+    ASSERT_EQ(::kill(r.at("supervisor_pid").get<int>(), SIGKILL), 0);
+    json after;
+    for (int i = 0; i < 100; ++i) {
+        after = json::parse(sonata({"status", id, "--json"}).out);
+        if (after.at("state") == "lost") break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_EQ(after.at("state"), "lost");
+    EXPECT_TRUE(after.at("degraded"));
+    EXPECT_EQ(sonata({"log", id}).out.rfind("pid ", 0), 0U) << "the log is kept";
+    expect_nothing_left();
+}
+
+TEST_F(Dispatch, ARefusalStartsNothingAndSaysWhatPlanSays) {
+    const auto planned = sonata({"plan", "--harness", "grok", "--role", "code", "--mode", "default"});
+    ASSERT_EQ(planned.exit_code, to_int(ExitCode::refused));
+    const auto run = sonata({"dispatch", "--harness", "grok", "--role", "code", "--mode", "default", "--task", "x"});
+    EXPECT_EQ(run.exit_code, to_int(ExitCode::refused));
+    EXPECT_EQ(run.out, planned.out);
+    EXPECT_FALSE(fs::exists(m_project + "/.sonata/runs"));
+}
+
+TEST_F(Dispatch, TheTaskComesFromExactlyOnePlace) {
+    write_text(m_dir.path() + "/task.md", "scenario: final FROM-FILE");
+    auto run = sonata({"dispatch", "--harness", "grok", "--role", "review", "--task-file", m_dir.path() + "/task.md", "--json"});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_EQ(json::parse(run.out).at("report").get<std::string>().rfind("final answer FROM-FILE", 0), 0U);
+    run = sonata({"dispatch", "--harness", "grok", "--role", "review", "-", "--json"}, "scenario: final FROM-STDIN");
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_EQ(json::parse(run.out).at("report").get<std::string>().rfind("final answer FROM-STDIN", 0), 0U);
+    EXPECT_EQ(sonata({"dispatch", "--harness", "grok", "--role", "review", "--task", "a", "--task-file", "b"}).exit_code,
+              to_int(ExitCode::usage));
+    EXPECT_EQ(sonata({"dispatch", "--harness", "grok", "--role", "review"}).exit_code, to_int(ExitCode::usage));
+}
+
+TEST_F(Dispatch, HostileRunIdsAreUsageErrorsAndCorruptReceiptsBadData) {
+    for (const std::string& id : std::vector<std::string>{"../../etc", "a/b", "A", std::string(65, 'a'), "x y"}) {
+        EXPECT_EQ(sonata({"status", id}).exit_code, to_int(ExitCode::usage)) << id;
+    }
+    fs::create_directories(m_project + "/.sonata/runs/20260101-000000000-abcdef");
+    write_text(m_project + "/.sonata/runs/20260101-000000000-abcdef/receipt.json", "{\"schema\":1");
+    EXPECT_EQ(sonata({"status", "20260101-000000000-abcdef"}).exit_code, to_int(ExitCode::bad_data));
+    EXPECT_EQ(sonata({"status", "20990101-000000000-abcdef"}).exit_code, to_int(ExitCode::bad_data));
+}
+
+TEST_F(Dispatch, ConcurrentRunsKeepTheirOwnDirectoriesAndReports) {
+    std::vector<std::string> ids;
+    for (int i = 0; i < 6; ++i) {
+        const auto started = sonata({"run", "--harness", "grok", "--role", "code", "--mode", "acceptEdits", "--task",
+                                     "scenario: report R" + std::to_string(i)});
+        ASSERT_EQ(started.exit_code, 0) << started.err;
+        ids.push_back(started.out.substr(0, started.out.find('\n')));
+    }
+    for (int i = 0; i < 6; ++i) {
+        const auto waited = sonata({"wait", ids[i], "--json"});
+        ASSERT_EQ(waited.exit_code, 0) << waited.err;
+        EXPECT_EQ(json::parse(waited.out).at("report").get<std::string>().rfind("report R" + std::to_string(i) + "\n", 0), 0U);
+    }
+    const auto listed = json::parse(sonata({"runs", "--json"}).out);
+    ASSERT_EQ(listed.size(), 6U);
+    std::set<std::string> unique;
+    for (const auto& r : listed) unique.insert(r.at("id").get<std::string>());
+    EXPECT_EQ(unique.size(), 6U);
+    expect_nothing_left();
+}
+
+}  // namespace
+}  // namespace sonata
