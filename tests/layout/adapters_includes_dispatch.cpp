@@ -1,0 +1,2 @@
+// adapters may not include dispatch.
+#include "dispatch/run.hpp"

@@ -1,0 +1,2 @@
+// core may include core.
+#include "core/matrix.hpp"

@@ -1,0 +1,2 @@
+// core may not include adapters.
+#include "adapters/adapter.hpp"

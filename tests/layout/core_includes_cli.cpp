@@ -1,0 +1,2 @@
+// core may not include the command line.
+#include "cli/app.hpp"

@@ -1,0 +1,2 @@
+// dispatch may not include probes.
+#include "probes/probe.hpp"

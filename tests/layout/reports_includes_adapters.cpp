@@ -1,0 +1,2 @@
+// reports may not include adapters.
+#include "adapters/adapter.hpp"
