@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <condition_variable>
 #include <csignal>
 #include <ctime>
 #include <filesystem>
@@ -267,10 +268,15 @@ Result<ProcessResult> run_harness(const json& plan, const std::string& prompt, S
         last_output = Clock::now().time_since_epoch().count();
         if (log.write(chunk)) shared.update([](Receipt& r) { r.log_capped = true; });
     };
-    std::atomic<bool> finished{false};
+    bool finished = false;
+    std::mutex finished_mutex;
+    std::condition_variable finished_changed;
     std::thread stall_clock([&] {
-        while (!finished) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        for (;;) {
+            {
+                std::unique_lock<std::mutex> lock(finished_mutex);
+                if (finished_changed.wait_for(lock, std::chrono::milliseconds(200), [&] { return finished; })) return;
+            }
             const bool quiet = Clock::now() - Clock::time_point(Clock::duration(last_output.load())) > stall;
             shared.update([&](Receipt& r) {
                 if (quiet && r.state == RunState::running) r.state = RunState::stalled;
@@ -280,7 +286,11 @@ Result<ProcessResult> run_harness(const json& plan, const std::string& prompt, S
     });
     auto runner = make_system_runner();
     auto result = runner->run(request);
-    finished = true;
+    {
+        const std::lock_guard<std::mutex> lock(finished_mutex);
+        finished = true;
+    }
+    finished_changed.notify_one();
     stall_clock.join();
     return result;
 }
@@ -417,7 +427,7 @@ Result<Receipt> wait_run(const std::string& dir, std::chrono::milliseconds windo
         if (is_final(s) || s == RunState::paused || (s == RunState::stalled && stall_counts) || Clock::now() >= deadline) {
             return receipt;
         }
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
 }
 

@@ -10,8 +10,11 @@
 //   ignore-term    ignores SIGTERM, prints, then sleeps
 //   slow           prints, stays silent for 3 s, prints "finally", exits 0
 //   fail           prints "failing" and exits 3
+//   stamp          prints when main began and when it returns (ns since the epoch), for
+//                  scripts/bench-dispatch
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
@@ -46,7 +49,12 @@ std::string report_path(const std::string& task) {
 
 }  // namespace
 
+long long now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 int main(int argc, char** argv) {
+    const long long began = now_ns();
     if (argc > 1 && std::string(argv[1]) == "--version") {
         std::cout << "1.0.0\n";
         return 0;
@@ -85,6 +93,8 @@ int main(int argc, char** argv) {
         std::cout << "starting" << std::endl;
         std::this_thread::sleep_for(std::chrono::seconds(3));
         std::cout << "finally" << std::endl;
+    } else if (scenario == "stamp") {
+        std::cout << "exec_ns " << began << "\nexit_ns " << now_ns() << std::endl;
     } else if (scenario == "fail") {
         std::cout << "failing" << std::endl;
         return 3;
