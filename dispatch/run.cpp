@@ -378,7 +378,9 @@ int supervise(const std::string& dir) {
             r.note = "a write role whose run changed nothing in the workspace";
         }
         if (auto adapter = adapters::find_adapter(r.harness)) {
-            r.harness_session = (*adapter)->session_id(result->out, result->err, "");
+            const auto env = current_environment();
+            const auto home = env.find("HOME");
+            r.harness_session = (*adapter)->session_id(result->out, result->err, home == env.end() ? "" : home->second);
         }
     });
     const Receipt& final_receipt = shared.receipt;

@@ -106,3 +106,28 @@ TEST(Config, CharactersTheTomlParserMishandlesAreRefused) {
 
 }  // namespace
 }  // namespace sonata
+
+namespace sonata {
+namespace {
+
+TEST(Config, DispatchLimitsAreCheckedLikeEveryOtherKey) {
+    const auto config = parse_config("[dispatch]\ntimeout_seconds = 60\nstall_seconds = 5\nwindow_seconds = 30\n"
+                                     "log_cap_bytes = 65536\n",
+                                     "s.toml");
+    ASSERT_TRUE(config) << config.error().message;
+    EXPECT_EQ(config->dispatch_timeout, std::chrono::seconds(60));
+    EXPECT_EQ(config->dispatch_stall, std::chrono::seconds(5));
+    EXPECT_EQ(config->dispatch_window, std::chrono::seconds(30));
+    EXPECT_EQ(config->dispatch_log_cap, 65536U);
+    for (const std::string& bad : {std::string("[dispatch]\ntimeout_seconds = 0\n"), std::string("[dispatch]\nstall_seconds = true\n"),
+                                   std::string("[dispatch]\nlog_cap_bytes = 10\n"), std::string("[dispatch]\nwindow = 3\n"),
+                                   std::string("dispatch = 3\n")}) {
+        const auto parsed = parse_config(bad, "s.toml");
+        ASSERT_FALSE(parsed) << bad;
+        EXPECT_EQ(parsed.error().code, ExitCode::config);
+        EXPECT_EQ(parsed.error().message.rfind("s.toml:", 0), 0U) << parsed.error().message;
+    }
+}
+
+}  // namespace
+}  // namespace sonata
