@@ -148,7 +148,10 @@ void add_runs(CLI::App& app, Action& action) {
     supervise->group("");  // hidden: sonata starts it itself
     supervise->add_option("dir", *dir, "The run directory")->required();
     supervise->callback([&action, dir] {
-        action = [dir](const Context&) -> Result<int> { return dispatch::supervise(*dir); };
+        action = [dir](const Context&) -> Result<int> {
+            auto runner = make_system_runner();
+            return dispatch::supervise(*dir, *runner);
+        };
     });
 }
 

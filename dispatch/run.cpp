@@ -245,7 +245,8 @@ Result<json> load_plan(const RunFiles& files) {
 }
 
 /// Runs the harness as the plan says, feeding the log, the stall clock and the receipt.
-Result<ProcessResult> run_harness(const json& plan, const std::string& prompt, SharedReceipt& shared, const RunFiles& files) {
+Result<ProcessResult> run_harness(const json& plan, const std::string& prompt, SharedReceipt& shared, const RunFiles& files,
+                                  ProcessRunner& runner) {
     Invocation inv;
     inv.argv = plan.at("argv").get<std::vector<std::string>>();
     inv.env = plan.at("env").get<std::map<std::string, std::string>>();
@@ -284,8 +285,7 @@ Result<ProcessResult> run_harness(const json& plan, const std::string& prompt, S
             });
         }
     });
-    auto runner = make_system_runner();
-    auto result = runner->run(request);
+    auto result = runner.run(request);
     {
         const std::lock_guard<std::mutex> lock(finished_mutex);
         finished = true;
@@ -302,6 +302,14 @@ bool supervisor_alive(const Receipt& r) {
 }  // namespace
 
 Result<std::string> start_run(const StartRequest& request) {
+    auto dir = prepare_run(request);
+    if (!dir) return dir;
+    auto spawned = spawn_detached({request.sonata_path, "supervise", *dir}, request.env, *dir + "/supervisor.log");
+    if (!spawned) return tl::unexpected(spawned.error());
+    return dir;
+}
+
+Result<std::string> prepare_run(const StartRequest& request) {
     if (!request.decision.runs()) return fail(ExitCode::refused, "internal error: start_run on a refusal");
     if (request.decision.invocation().interactive) {
         return fail(ExitCode::failure, request.decision.harness + " runs as a TUI in " +
@@ -331,12 +339,10 @@ Result<std::string> start_run(const StartRequest& request) {
     r.interactive = inv.interactive;
     r.state = RunState::starting;
     if (auto ok = save_receipt(files.dir, r); !ok) return tl::unexpected(ok.error());
-    auto spawned = spawn_detached({request.sonata_path, "supervise", files.dir}, request.env, files.dir + "/supervisor.log");
-    if (!spawned) return tl::unexpected(spawned.error());
     return files.dir;
 }
 
-int supervise(const std::string& dir) {
+int supervise(const std::string& dir, ProcessRunner& runner) {
     const RunFiles files{dir};
     auto receipt = load_receipt(dir);
     auto plan = load_plan(files);
@@ -360,7 +366,7 @@ int supervise(const std::string& dir) {
     });
     const std::string cwd = plan->at("cwd").get<std::string>();
     const Fingerprint before = fingerprint(cwd);
-    auto result = run_harness(*plan, *prompt, shared, files);
+    auto result = run_harness(*plan, *prompt, shared, files, runner);
     const Fingerprint after = fingerprint(cwd);
     shared.update([&](Receipt& r) {
         r.ended_at = utc_now();

@@ -39,9 +39,13 @@ struct StartRequest {
 /// directory; the id is its last component.
 Result<std::string> start_run(const StartRequest& request);
 
-/// `sonata supervise DIR`: runs the planned harness to its end and records it. Returns the exit
-/// code of the supervisor itself (0 whatever the run's outcome, unless sonata failed).
-int supervise(const std::string& run_dir);
+/// start_run without the supervisor: the run directory, ready for supervise().
+Result<std::string> prepare_run(const StartRequest& request);
+
+/// `sonata supervise DIR`: runs the planned harness to its end with `runner` and records it.
+/// Returns the exit code of the supervisor itself (0 whatever the run's outcome, unless sonata
+/// failed). Tests pass a fake runner; `sonata supervise` the system one.
+int supervise(const std::string& run_dir, ProcessRunner& runner);
 
 /// The run's receipt; a run whose supervisor is gone without finishing is marked `lost` (and
 /// whatever is left of its process group is killed).

@@ -1,0 +1,147 @@
+// The supervisor's state machine and report rules on a fake runner (tests/support/fake_runner):
+// how each way a harness can end becomes a state, a report source and a degradation, what the
+// harness is started with, and the bounded log. The integration tier runs the same through the
+// real binary and real processes (tests/integration/dispatch_test.cpp).
+#include <gtest/gtest.h>
+
+#include "dispatch/receipt.hpp"
+#include "dispatch/run.hpp"
+#include "tests/support/fake_runner.hpp"
+#include "tests/support/scratch_dir.hpp"
+#include "tests/support/sonata_run.hpp"
+
+namespace sonata::dispatch {
+namespace {
+
+using testing::FakeRunner;
+using testing::read_text;
+
+class Supervisor : public ::testing::Test {
+protected:
+    testing::ScratchDir m_dir;
+    std::string m_work = m_dir.make_dir("work");
+
+    /// A run of a write (or read-only) role prepared as dispatch prepares it, supervised with `script`.
+    Receipt supervise_with(FakeRunner::Script script, const std::string& role_kind = "write",
+                           std::size_t log_cap = 1U << 20U, const std::string& harness_report = {}) {
+        Invocation inv;
+        inv.argv = {"/opt/harness", "-p"};
+        inv.prompt = PromptChannel::argument;
+        inv.env = {{"PLANNED", "1"}};
+        inv.env_unset = {"IS_SANDBOX"};
+        Decision decision;
+        decision.harness = "grok";
+        decision.outcome = inv;
+        Receipt receipt;
+        receipt.harness = "grok";
+        receipt.version = "1.0.0";
+        receipt.mode = role_kind == "write" ? "acceptEdits" : "plan";
+        receipt.role = role_kind == "write" ? "code" : "review";
+        receipt.role_kind = role_kind;
+        const StartRequest request{decision, receipt, "the task", m_work, {}, m_dir.path() + "/runs", "/unused/sonata",
+                                   RunLimits{std::chrono::seconds(60), std::chrono::seconds(60), log_cap}};
+        auto dir = prepare_run(request);
+        EXPECT_TRUE(dir) << dir.error().message;
+        m_run = *dir;
+        if (!harness_report.empty()) testing::write_text(m_run + "/report.md", harness_report);
+        m_runner = std::make_unique<FakeRunner>(std::move(script));
+        EXPECT_EQ(supervise(m_run, *m_runner), 0);
+        auto done = load_receipt(m_run);
+        EXPECT_TRUE(done) << done.error().message;
+        return *done;
+    }
+
+    static FakeRunner::Script exits(int code, std::vector<std::string> chunks = {}) {
+        FakeRunner::Script script;
+        script.chunks = std::move(chunks);
+        script.result.exit_code = code;
+        return script;
+    }
+
+    static std::vector<std::string> outcome(const Receipt& r) {
+        return {std::string(to_string(r.state)), r.report_source, r.degraded ? "degraded" : "whole", r.degraded_reason};
+    }
+
+    std::string provenance(const Receipt& r, int exit) const {
+        return "\n---\nsonata run " + r.id + " · role " + r.role + " · grok@1.0.0 · mode " + r.mode + " · exit " +
+               std::to_string(exit) + "\n";
+    }
+
+    std::string m_run;
+    std::unique_ptr<FakeRunner> m_runner;
+};
+
+TEST_F(Supervisor, TheHarnessGetsThePlannedArgvEnvironmentAndPrompt) {
+    const Receipt r = supervise_with(exits(0, {"ok\n"}));
+    ASSERT_EQ(m_runner->requests().size(), 1U);
+    const ProcessRequest& request = m_runner->requests().front();
+    EXPECT_EQ(request.argv, (std::vector<std::string>{"/opt/harness", "-p", read_text(m_run + "/instructions.md")}));
+    EXPECT_EQ(request.env.at("PLANNED"), "1");
+    EXPECT_EQ(request.env.count("IS_SANDBOX"), 0U);
+    EXPECT_EQ(request.cwd, m_work);
+    EXPECT_EQ(request.stdin_data, std::nullopt);
+    EXPECT_EQ(request.timeout, std::chrono::seconds(60));
+    EXPECT_EQ(r.harness_pgid, 2'000'000'000);
+    EXPECT_EQ(r.argv, (std::vector<std::string>{"/opt/harness", "-p", "<instructions.md>"}));
+    EXPECT_EQ(r.env_set, std::vector<std::string>{"PLANNED"});
+}
+
+TEST_F(Supervisor, EachEndingHasItsStateReportAndDegradation) {
+    EXPECT_EQ(outcome(supervise_with(exits(0, {"all ", "done\n"}))),
+              (std::vector<std::string>{"done", "final-message", "whole", ""}));
+    EXPECT_EQ(read_text(m_run + "/report.md"), "all done\n" + provenance(*load_receipt(m_run), 0));
+    EXPECT_EQ(read_text(m_run + "/harness.log"), "all done\n");
+    EXPECT_EQ(read_text(m_run + "/exit"), "done 0\n");
+
+    EXPECT_EQ(outcome(supervise_with(exits(0, {"answer\n"}), "read-only")),
+              (std::vector<std::string>{"done", "terminal-output", "whole", ""}));
+    EXPECT_EQ(outcome(supervise_with(exits(0, {"log line\n"}), "write", 1U << 20U, "my report\n")),
+              (std::vector<std::string>{"done", "report.md", "whole", ""}));
+    EXPECT_EQ(read_text(m_run + "/report.md"), "my report\n" + provenance(*load_receipt(m_run), 0));
+
+    FakeRunner::Script crash = exits(139, {"boom\n"});
+    crash.result.term_signal = 11;
+    EXPECT_EQ(outcome(supervise_with(crash)),
+              (std::vector<std::string>{"failed", "final-message", "degraded", "crashed: killed by signal 11"}));
+    EXPECT_EQ(outcome(supervise_with(exits(2))), (std::vector<std::string>{"failed", "none", "degraded", "exited 2"}));
+    EXPECT_EQ(outcome(supervise_with(exits(0))),
+              (std::vector<std::string>{"failed", "none", "degraded",
+                                        "exited 0 without a report or any output: the model may never have been reached"}));
+    FakeRunner::Script slow = exits(143, {"partial\n"});
+    slow.result.timed_out = true;
+    slow.result.term_signal = 15;
+    EXPECT_EQ(outcome(supervise_with(slow)),
+              (std::vector<std::string>{"timed-out", "final-message", "degraded",
+                                        "timed out; the harness's process group was killed"}));
+    FakeRunner::Script missing;
+    missing.cannot_start = true;
+    EXPECT_EQ(outcome(supervise_with(missing)),
+              (std::vector<std::string>{"failed", "none", "degraded", "cannot start '/opt/harness': not found"}));
+    EXPECT_EQ(read_text(m_run + "/exit"), "failed -\n");
+}
+
+TEST_F(Supervisor, TheLogStopsAtItsCapWithOneNote) {
+    const Receipt r = supervise_with(exits(0, {"0123456", "789abc", "def"}), "write", 10);
+    EXPECT_TRUE(r.log_capped);
+    EXPECT_EQ(read_text(m_run + "/harness.log"),
+              "0123456789\n[sonata: harness.log reached its cap of 10 bytes; the rest of the output was dropped]\n");
+    EXPECT_EQ(read_text(m_run + "/report.md"), "0123456789abcdef\n" + provenance(r, 0)) << "the report is not capped by the log";
+}
+
+TEST_F(Supervisor, AWriteRoleThatChangedNothingIsNotedAndOneThatDidListsItsFiles) {
+    EXPECT_EQ(supervise_with(exits(0, {"ok\n"})).note, "a write role whose run changed nothing in the workspace");
+    testing::write_text(m_work + "/old.txt", "old");
+    testing::write_text(m_work + "/.sonata/ignored", "x");
+    FakeRunner::Script edits = exits(0, {"edited\n"});
+    edits.effect = [this] {
+        testing::write_text(m_work + "/new.txt", "new");
+        testing::write_text(m_work + "/old.txt", "changed, and longer");
+        testing::write_text(m_work + "/.sonata/ignored", "changed too");
+    };
+    const Receipt r = supervise_with(edits);
+    EXPECT_EQ(r.files_changed, (std::vector<std::string>{"created new.txt", "changed old.txt"}));
+    EXPECT_EQ(r.note, "");
+}
+
+}  // namespace
+}  // namespace sonata::dispatch
