@@ -1,4 +1,4 @@
-// The commands that act on runs by id: status, wait, log, cancel, runs, and the hidden supervise
+// The commands that act on runs by id: status, wait, log, cancel, runs, gc, and the hidden supervise
 // that is the supervisor itself. Runs are looked up where `dispatch` puts them for the working
 // directory (the project's .sonata/runs, else the state dir).
 #include <fcntl.h>
@@ -12,7 +12,10 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+
 #include "cli/app.hpp"
+#include "core/session.hpp"
 #include "cli/run_output.hpp"
 #include "dispatch/run.hpp"
 #include "dispatch/run_dir.hpp"
@@ -25,6 +28,7 @@ struct RunArgs {
     bool json = false;
     bool follow = false;
     std::optional<long> timeout;
+    std::optional<std::string> older_than;
 };
 
 Result<std::string> dir_of(const std::string& id, const Context& context) {
@@ -109,6 +113,51 @@ Result<int> run_runs(const RunArgs& args, const Context& context) {
     return 0;
 }
 
+/// "7d", "12h", "30m", "45s" or a number of seconds.
+Result<std::chrono::seconds> parse_age(const std::string& text) {
+    std::size_t used = 0;
+    long long value = -1;
+    try {
+        value = std::stoll(text, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    const std::string unit = text.substr(used);
+    const long long scale = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : unit == "d" ? 86400 : 0;
+    if (used == 0 || value < 0 || scale == 0 || value > 3650LL * 86400 / scale) {
+        return fail(ExitCode::usage, "--older-than '" + text + "' is not an age like 7d, 12h, 30m or 45s");
+    }
+    return std::chrono::seconds(value * scale);
+}
+
+/// Removes finished runs that ended longer ago than --older-than; never a run still going.
+Result<int> run_gc(const RunArgs& args, const Context& context) {
+    auto age = parse_age(args.older_than.value_or("7d"));
+    if (!age) return tl::unexpected(age.error());
+    auto root = dispatch::runs_root(context.cwd, context.env);
+    if (!root) return tl::unexpected(root.error());
+    const auto now = std::chrono::duration_cast<std::chrono::seconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+    int removed = 0;
+    int kept = 0;
+    for (const auto& id : dispatch::list_runs(*root)) {
+        auto receipt = dispatch::run_status(*root + "/" + id);
+        const auto ended = receipt ? parse_utc(receipt->ended_at) : std::nullopt;
+        if (!receipt || !dispatch::is_final(receipt->state) || !ended || now - *ended < age->count()) {
+            ++kept;
+            continue;
+        }
+        std::error_code ec;
+        std::filesystem::remove_all(*root + "/" + id, ec);
+        if (ec) return fail(ExitCode::failure, "cannot remove run " + id + " (" + ec.message() + ")");
+        std::cout << "removed " << id << '\n';
+        ++removed;
+    }
+    std::cout << "sonata gc: removed " << removed << " finished run(s), kept " << kept << '\n';
+    return 0;
+}
+
 using Body = Result<int> (*)(const RunArgs&, const Context&);
 
 CLI::App* add_run_command(CLI::App& app, Action& action, const char* name, const char* help, Body body,
@@ -143,6 +192,10 @@ void add_runs(CLI::App& app, Action& action) {
     auto* r = app.add_subcommand("runs", "Every run here, newest first");
     r->add_flag("--json", runs->json, "Print the receipts");
     r->callback([&action, runs] { action = [runs](const Context& context) { return run_runs(*runs, context); }; });
+    auto gc = std::make_shared<RunArgs>();
+    auto* g = app.add_subcommand("gc", "Remove finished runs (done, failed, timed-out, cancelled, lost), never running ones");
+    g->add_option("--older-than", gc->older_than, "Only runs that ended longer ago than this (7d, 12h, 30m, 45s; default 7d)");
+    g->callback([&action, gc] { action = [gc](const Context& context) { return run_gc(*gc, context); }; });
     auto dir = std::make_shared<std::string>();
     auto* supervise = app.add_subcommand("supervise", "The supervisor of one run (started by dispatch)");
     supervise->group("");  // hidden: sonata starts it itself

@@ -269,5 +269,24 @@ TEST_F(Dispatch, ConcurrentRunsKeepTheirOwnDirectoriesAndReports) {
     expect_nothing_left();
 }
 
+TEST_F(Dispatch, GcRemovesFinishedRunsOnlyAndOnlyOldEnoughOnes) {
+    const std::string finished = receipt_of(dispatch("scenario: final GC")).at("id");
+    const auto started = sonata({"run", "--harness", "grok", "--role", "code", "--mode", "acceptEdits", "--task",
+                                 "scenario: hang"});
+    ASSERT_EQ(started.exit_code, 0) << started.err;
+    const std::string running = started.out.substr(0, started.out.find('\n'));
+    auto gc = sonata({"gc"});
+    EXPECT_EQ(gc.out, "sonata gc: removed 0 finished run(s), kept 2\n") << "both are younger than 7 days";
+    gc = sonata({"gc", "--older-than", "0s"});
+    EXPECT_EQ(gc.out, "removed " + finished + "\nsonata gc: removed 1 finished run(s), kept 1\n");
+    EXPECT_FALSE(fs::exists(run_dir(finished)));
+    EXPECT_TRUE(fs::exists(run_dir(running))) << "a running run is never collected";
+    for (const std::string bad : {"7w", "-1d", "soon", ""}) {
+        EXPECT_EQ(sonata({"gc", "--older-than", bad}).exit_code, to_int(ExitCode::usage)) << bad;
+    }
+    EXPECT_EQ(sonata({"cancel", running}).exit_code, 0);
+    expect_nothing_left();
+}
+
 }  // namespace
 }  // namespace sonata
