@@ -96,21 +96,29 @@ TEST_F(TmuxTest, PaneGetsTheGivenEnvironmentAndOnlyWhatTmuxAdds) {
 }
 
 TEST_F(TmuxTest, ArgvAndWorkingDirectoryReachThePaneVerbatim) {
+    // A child that prints and exits within milliseconds can end while tmux 3.3a still sets the
+    // pane up (the race status() works around for the exit status); its output is then lost
+    // with it, seen once in a fresh-clone CI run under load. Such a run has printed nothing at
+    // all, and is started again; what a pane prints is still compared whole.
+    const auto lines_of = [this](const TmuxSpec& request) {
+        std::vector<std::string> lines;
+        for (int attempt = 0; attempt < 3 && lines.empty(); ++attempt) {
+            auto session = start(request);
+            EXPECT_TRUE(session);
+            if (!session) return lines;
+            EXPECT_EQ(*session->wait_for_exit(milliseconds(10'000)), (PaneStatus{true, 0, 0}));
+            lines = printed_lines(*session->capture_history());
+        }
+        return lines;
+    };
     const std::vector<std::string> args = {"args", "two words", "ends;", "ends\\;", "#{pid}", "-t"};
-    auto request = spec(args);
-    auto session = start(request);
-    ASSERT_TRUE(session);
-    EXPECT_EQ(*session->wait_for_exit(milliseconds(10'000)), (PaneStatus{true, 0, 0}));
     std::vector<std::string> expected = {k_child};
     expected.insert(expected.end(), args.begin(), args.end());
-    EXPECT_EQ(printed_lines(*session->capture_history()), expected);
+    EXPECT_EQ(lines_of(spec(args)), expected);
 
-    request = spec({"cwd"});
+    auto request = spec({"cwd"});
     request.cwd = m_scratch.make_dir("odd #{pid} dir;");
-    session = start(request);
-    ASSERT_TRUE(session);
-    EXPECT_EQ(*session->wait_for_exit(milliseconds(10'000)), (PaneStatus{true, 0, 0}));
-    EXPECT_EQ(printed_lines(*session->capture_history()), std::vector<std::string>{request.cwd});
+    EXPECT_EQ(lines_of(request), std::vector<std::string>{request.cwd});
 }
 
 TEST_F(TmuxTest, OneElementArgvIsExecutedNotHandedToAShell) {
