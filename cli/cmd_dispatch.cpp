@@ -28,19 +28,23 @@ struct DispatchArgs {
     adapters::DispatchRequest request;
     std::string task;
     std::string task_file;
-    std::string stdin_marker;  ///< "-": the task comes on stdin.
+    std::string stdin_marker; ///< "-": the task comes on stdin.
     std::string cwd;
     std::optional<long> timeout;
     std::optional<long> window;
     bool json = false;
-    bool wait = true;  ///< false for `sonata run`
+    bool wait = true; ///< false for `sonata run`
 };
 
 Result<std::string> read_task(const DispatchArgs& args) {
-    const int given = (args.task.empty() ? 0 : 1) + (args.task_file.empty() ? 0 : 1) + (args.stdin_marker.empty() ? 0 : 1);
-    if (given != 1) return fail(ExitCode::usage, "give the task once: --task TEXT, --task-file FILE, or - for stdin");
+    const int given = (args.task.empty() ? 0 : 1) + (args.task_file.empty() ? 0 : 1) +
+                      (args.stdin_marker.empty() ? 0 : 1);
+    if (given != 1)
+        return fail(ExitCode::usage,
+                    "give the task once: --task TEXT, --task-file FILE, or - for stdin");
     if (!args.stdin_marker.empty() && args.stdin_marker != "-") {
-        return fail(ExitCode::usage, "unexpected argument '" + args.stdin_marker + "' (only - reads the task from stdin)");
+        return fail(ExitCode::usage, "unexpected argument '" + args.stdin_marker +
+                                         "' (only - reads the task from stdin)");
     }
     if (!args.task.empty()) return args.task;
     if (!args.task_file.empty()) {
@@ -55,7 +59,8 @@ Result<std::string> read_task(const DispatchArgs& args) {
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
         text.append(buffer, static_cast<std::size_t>(n));
-        if (text.size() > k_max_task_bytes) return fail(ExitCode::usage, "the task on stdin is larger than 1 MiB");
+        if (text.size() > k_max_task_bytes)
+            return fail(ExitCode::usage, "the task on stdin is larger than 1 MiB");
     }
     return text;
 }
@@ -74,8 +79,9 @@ dispatch::Receipt receipt_of(const adapters::Planned& planned) {
     r.session_id = planned.parent.session_id;
     const std::string role_key = matrix_role(d.effective_mode, d.role.kind);
     for (const auto& check : planned.gate) {
-        r.relied_on.push_back({check.probe, check.verdict ? std::string(to_string(*check.verdict)) : "unmeasured",
-                               d.harness + "@" + d.version + " " + check.probe + " " + r.mode + " " + role_key});
+        r.relied_on.push_back(
+            {check.probe, check.verdict ? std::string(to_string(*check.verdict)) : "unmeasured",
+             d.harness + "@" + d.version + " " + check.probe + " " + r.mode + " " + role_key});
     }
     r.warnings = d.warnings;
     return r;
@@ -92,17 +98,26 @@ Result<int> run_dispatch(const DispatchArgs& args, const Context& context) {
     auto planned = adapters::plan_dispatch(request, *config);
     if (!planned) return tl::unexpected(planned.error());
     if (!planned->decision.runs()) {
-        std::cout << decision_to_text(planned->decision);  // the same text as `sonata plan`
+        std::cout << decision_to_text(planned->decision); // the same text as `sonata plan`
         return to_int(ExitCode::refused);
     }
-    for (const auto& warning : planned->decision.warnings) std::cerr << "sonata: warning: " << warning << '\n';
+    for (const auto& warning : planned->decision.warnings)
+        std::cerr << "sonata: warning: " << warning << '\n';
     auto root = dispatch::runs_root(request.cwd, context.env);
     if (!root) return tl::unexpected(root.error());
     auto self = this_executable();
     if (!self) return tl::unexpected(self.error());
-    dispatch::StartRequest start{planned->decision, receipt_of(*planned), *task, request.cwd, context.env, *root, *self,
-                                 dispatch::RunLimits{args.timeout ? std::chrono::seconds(*args.timeout) : config->dispatch_timeout,
-                                                     config->dispatch_stall, config->dispatch_log_cap}};
+    dispatch::StartRequest start{
+        planned->decision,
+        receipt_of(*planned),
+        *task,
+        request.cwd,
+        context.env,
+        *root,
+        *self,
+        dispatch::RunLimits{args.timeout ? std::chrono::seconds(*args.timeout)
+                                         : config->dispatch_timeout,
+                            config->dispatch_stall, config->dispatch_log_cap}};
     auto dir = dispatch::start_run(start);
     if (!dir) return tl::unexpected(dir.error());
     const std::string id = dir->substr(dir->rfind('/') + 1);
@@ -119,42 +134,53 @@ Result<int> run_dispatch(const DispatchArgs& args, const Context& context) {
 
 void add_common(CLI::App* cmd, DispatchArgs& args) {
     cmd->add_option("--harness", args.request.harness, "Harness id (default: the role's harness)");
-    cmd->add_option("--role", args.request.role, "Role: read-only, write, review, explore, plan, code, or one from config")
+    cmd->add_option("--role", args.request.role,
+                    "Role: read-only, write, review, explore, plan, code, or one from config")
         ->required();
     cmd->add_option("--task", args.task, "The task, as text");
     cmd->add_option("--task-file", args.task_file, "Read the task from FILE");
     cmd->add_option("stdin", args.stdin_marker, "- reads the task from stdin");
-    cmd->add_option("--mode", args.request.mode, "The parent's mode; with a known session it may only narrow it");
-    cmd->add_option("--session", args.request.session, "Claude Code session id whose mode file to read");
+    cmd->add_option("--mode", args.request.mode,
+                    "The parent's mode; with a known session it may only narrow it");
+    cmd->add_option("--session", args.request.session,
+                    "Claude Code session id whose mode file to read");
     cmd->add_option("--model", args.request.model, "Model to ask the harness for");
-    cmd->add_option("--option", args.request.options, "Per-task option key=value (may only narrow)");
+    cmd->add_option("--option", args.request.options,
+                    "Per-task option key=value (may only narrow)");
     cmd->add_option("--cwd", args.cwd, "The workspace (default: the working directory)");
-    cmd->add_option("--timeout", args.timeout, "Seconds before the harness is killed (default: [dispatch] timeout_seconds)")
+    cmd->add_option("--timeout", args.timeout,
+                    "Seconds before the harness is killed (default: [dispatch] timeout_seconds)")
         ->check(CLI::Range(1L, 7L * 24 * 3600));
-    cmd->add_option("--harness-version", args.request.version, "Plan for this harness version instead of detecting it")
+    cmd->add_option("--harness-version", args.request.version,
+                    "Plan for this harness version instead of detecting it")
         ->group("");
-    cmd->add_option("--matrix", args.request.matrix, "Capability matrix for the gate (default: this machine's)");
+    cmd->add_option("--matrix", args.request.matrix,
+                    "Capability matrix for the gate (default: this machine's)");
     cmd->add_flag("--json", args.json, "Print the receipt (and report) as JSON");
 }
 
-}  // namespace
+} // namespace
 
 void add_dispatch(CLI::App& app, Action& action) {
     auto args = std::make_shared<DispatchArgs>();
-    auto* cmd = app.add_subcommand("dispatch", "Run a task on a harness, gated as `sonata plan` decides, and wait for its report");
+    auto* cmd = app.add_subcommand(
+        "dispatch",
+        "Run a task on a harness, gated as `sonata plan` decides, and wait for its report");
     add_common(cmd, *args);
-    cmd->add_option("--window", args->window, "Seconds to wait before returning with the run still going (default 1500)")
+    cmd->add_option("--window", args->window,
+                    "Seconds to wait before returning with the run still going (default 1500)")
         ->check(CLI::Range(0L, 7L * 24 * 3600));
     cmd->callback([&action, args] {
         action = [args](const Context& context) { return run_dispatch(*args, context); };
     });
     auto run_args = std::make_shared<DispatchArgs>();
     run_args->wait = false;
-    auto* run = app.add_subcommand("run", "Like dispatch, but print the run's id at once and leave it running");
+    auto* run = app.add_subcommand(
+        "run", "Like dispatch, but print the run's id at once and leave it running");
     add_common(run, *run_args);
     run->callback([&action, run_args] {
         action = [run_args](const Context& context) { return run_dispatch(*run_args, context); };
     });
 }
 
-}  // namespace sonata::cli
+} // namespace sonata::cli

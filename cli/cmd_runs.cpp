@@ -1,9 +1,10 @@
-// The commands that act on runs by id: status, wait, log, cancel, runs, gc, and the hidden supervise
-// that is the supervisor itself. Runs are looked up where `dispatch` puts them for the working
-// directory (the project's .sonata/runs, else the state dir).
+// The commands that act on runs by id: status, wait, log, cancel, runs, gc, and the hidden
+// supervise that is the supervisor itself. Runs are looked up where `dispatch` puts them for the
+// working directory (the project's .sonata/runs, else the state dir).
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -12,11 +13,9 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include <filesystem>
-
 #include "cli/app.hpp"
-#include "core/session.hpp"
 #include "cli/run_output.hpp"
+#include "core/session.hpp"
 #include "dispatch/run.hpp"
 #include "dispatch/run_dir.hpp"
 
@@ -47,8 +46,10 @@ Result<int> run_status(const RunArgs& args, const Context& context) {
     if (!dir) return tl::unexpected(dir.error());
     auto receipt = dispatch::run_status(*dir);
     if (!receipt) return tl::unexpected(receipt.error());
-    if (args.json) std::cout << dispatch::receipt_to_json(*receipt);
-    else std::cout << status_line(*receipt) << '\n';
+    if (args.json)
+        std::cout << dispatch::receipt_to_json(*receipt);
+    else
+        std::cout << status_line(*receipt) << '\n';
     return 0;
 }
 
@@ -57,7 +58,8 @@ Result<int> run_wait(const RunArgs& args, const Context& context) {
     if (!dir) return tl::unexpected(dir.error());
     auto config = context.config();
     if (!config) return tl::unexpected(config.error());
-    const auto window = args.timeout ? std::chrono::seconds(*args.timeout) : config->dispatch_window;
+    const auto window =
+        args.timeout ? std::chrono::seconds(*args.timeout) : config->dispatch_window;
     auto receipt = dispatch::wait_run(*dir, window);
     if (!receipt) return tl::unexpected(receipt.error());
     print_run(*dir, *receipt, args.json);
@@ -77,7 +79,8 @@ Result<int> run_cancel(const RunArgs& args, const Context& context) {
 Result<int> run_log(const RunArgs& args, const Context& context) {
     auto dir = dir_of(args.id, context);
     if (!dir) return tl::unexpected(dir.error());
-    const int fd = ::open((*dir + "/harness.log").c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    const int fd =
+        ::open((*dir + "/harness.log").c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     char buffer[65536];
     for (;;) {
         for (ssize_t n = 0; fd >= 0 && (n = ::read(fd, buffer, sizeof buffer)) > 0;) {
@@ -87,7 +90,8 @@ Result<int> run_log(const RunArgs& args, const Context& context) {
         if (!args.follow) break;
         auto receipt = dispatch::run_status(*dir);
         if (!receipt || dispatch::is_final(receipt->state)) {
-            for (ssize_t n = 0; fd >= 0 && (n = ::read(fd, buffer, sizeof buffer)) > 0;) std::cout.write(buffer, n);
+            for (ssize_t n = 0; fd >= 0 && (n = ::read(fd, buffer, sizeof buffer)) > 0;)
+                std::cout.write(buffer, n);
             break;
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -106,10 +110,14 @@ Result<int> run_runs(const RunArgs& args, const Context& context) {
             std::cerr << "sonata: warning: " << receipt.error().message << '\n';
             continue;
         }
-        if (args.json) all.push_back(nlohmann::ordered_json::parse(dispatch::receipt_to_json(*receipt)));
-        else std::cout << status_line(*receipt) << '\n';
+        if (args.json)
+            all.push_back(nlohmann::ordered_json::parse(dispatch::receipt_to_json(*receipt)));
+        else
+            std::cout << status_line(*receipt) << '\n';
     }
-    if (args.json) std::cout << all.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
+    if (args.json)
+        std::cout << all.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
+                  << '\n';
     return 0;
 }
 
@@ -123,9 +131,14 @@ Result<std::chrono::seconds> parse_age(const std::string& text) {
         used = 0;
     }
     const std::string unit = text.substr(used);
-    const long long scale = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : unit == "d" ? 86400 : 0;
+    const long long scale = unit.empty() || unit == "s" ? 1
+                            : unit == "m"               ? 60
+                            : unit == "h"               ? 3600
+                            : unit == "d"               ? 86400
+                                                        : 0;
     if (used == 0 || value < 0 || scale == 0 || value > 3650LL * 86400 / scale) {
-        return fail(ExitCode::usage, "--older-than '" + text + "' is not an age like 7d, 12h, 30m or 45s");
+        return fail(ExitCode::usage,
+                    "--older-than '" + text + "' is not an age like 7d, 12h, 30m or 45s");
     }
     return std::chrono::seconds(value * scale);
 }
@@ -144,13 +157,15 @@ Result<int> run_gc(const RunArgs& args, const Context& context) {
     for (const auto& id : dispatch::list_runs(*root)) {
         auto receipt = dispatch::run_status(*root + "/" + id);
         const auto ended = receipt ? parse_utc(receipt->ended_at) : std::nullopt;
-        if (!receipt || !dispatch::is_final(receipt->state) || !ended || now - *ended < age->count()) {
+        if (!receipt || !dispatch::is_final(receipt->state) || !ended ||
+            now - *ended < age->count()) {
             ++kept;
             continue;
         }
         std::error_code ec;
         std::filesystem::remove_all(*root + "/" + id, ec);
-        if (ec) return fail(ExitCode::failure, "cannot remove run " + id + " (" + ec.message() + ")");
+        if (ec)
+            return fail(ExitCode::failure, "cannot remove run " + id + " (" + ec.message() + ")");
         std::cout << "removed " << id << '\n';
         ++removed;
     }
@@ -160,8 +175,8 @@ Result<int> run_gc(const RunArgs& args, const Context& context) {
 
 using Body = Result<int> (*)(const RunArgs&, const Context&);
 
-CLI::App* add_run_command(CLI::App& app, Action& action, const char* name, const char* help, Body body,
-                          std::shared_ptr<RunArgs> args, bool id_required) {
+CLI::App* add_run_command(CLI::App& app, Action& action, const char* name, const char* help,
+                          Body body, std::shared_ptr<RunArgs> args, bool id_required) {
     auto* cmd = app.add_subcommand(name, help);
     auto* id = cmd->add_option("id", args->id, "The run's id (`sonata runs` lists them)");
     if (id_required) id->required();
@@ -171,34 +186,44 @@ CLI::App* add_run_command(CLI::App& app, Action& action, const char* name, const
     return cmd;
 }
 
-}  // namespace
+} // namespace
 
 void add_runs(CLI::App& app, Action& action) {
     auto status = std::make_shared<RunArgs>();
-    add_run_command(app, action, "status", "Where a run stands (default: the newest)", run_status, status, false)
+    add_run_command(app, action, "status", "Where a run stands (default: the newest)", run_status,
+                    status, false)
         ->add_flag("--json", status->json, "Print the receipt");
     auto wait = std::make_shared<RunArgs>();
-    auto* w = add_run_command(app, action, "wait", "Wait until a run is done, paused or stalled; print its report", run_wait,
-                              wait, true);
-    w->add_option("--timeout", wait->timeout, "Seconds to wait at most (default: [dispatch] window_seconds)")
+    auto* w = add_run_command(app, action, "wait",
+                              "Wait until a run is done, paused or stalled; print its report",
+                              run_wait, wait, true);
+    w->add_option("--timeout", wait->timeout,
+                  "Seconds to wait at most (default: [dispatch] window_seconds)")
         ->check(CLI::Range(0L, 7L * 24 * 3600));
     w->add_flag("--json", wait->json, "Print the receipt and report as JSON");
     auto log = std::make_shared<RunArgs>();
     add_run_command(app, action, "log", "Print a run's harness.log", run_log, log, true)
         ->add_flag("--follow,-f", log->follow, "Keep printing until the run ends");
-    add_run_command(app, action, "cancel", "Stop a run: kill its harness, keep everything it wrote", run_cancel,
-                    std::make_shared<RunArgs>(), true);
+    add_run_command(app, action, "cancel", "Stop a run: kill its harness, keep everything it wrote",
+                    run_cancel, std::make_shared<RunArgs>(), true);
     auto runs = std::make_shared<RunArgs>();
     auto* r = app.add_subcommand("runs", "Every run here, newest first");
     r->add_flag("--json", runs->json, "Print the receipts");
-    r->callback([&action, runs] { action = [runs](const Context& context) { return run_runs(*runs, context); }; });
+    r->callback([&action, runs] {
+        action = [runs](const Context& context) { return run_runs(*runs, context); };
+    });
     auto gc = std::make_shared<RunArgs>();
-    auto* g = app.add_subcommand("gc", "Remove finished runs (done, failed, timed-out, cancelled, lost), never running ones");
-    g->add_option("--older-than", gc->older_than, "Only runs that ended longer ago than this (7d, 12h, 30m, 45s; default 7d)");
-    g->callback([&action, gc] { action = [gc](const Context& context) { return run_gc(*gc, context); }; });
+    auto* g = app.add_subcommand(
+        "gc",
+        "Remove finished runs (done, failed, timed-out, cancelled, lost), never running ones");
+    g->add_option("--older-than", gc->older_than,
+                  "Only runs that ended longer ago than this (7d, 12h, 30m, 45s; default 7d)");
+    g->callback(
+        [&action, gc] { action = [gc](const Context& context) { return run_gc(*gc, context); }; });
     auto dir = std::make_shared<std::string>();
-    auto* supervise = app.add_subcommand("supervise", "The supervisor of one run (started by dispatch)");
-    supervise->group("");  // hidden: sonata starts it itself
+    auto* supervise =
+        app.add_subcommand("supervise", "The supervisor of one run (started by dispatch)");
+    supervise->group(""); // hidden: sonata starts it itself
     supervise->add_option("dir", *dir, "The run directory")->required();
     supervise->callback([&action, dir] {
         action = [dir](const Context&) -> Result<int> {
@@ -208,4 +233,4 @@ void add_runs(CLI::App& app, Action& action) {
     });
 }
 
-}  // namespace sonata::cli
+} // namespace sonata::cli

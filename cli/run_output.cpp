@@ -10,11 +10,13 @@
 namespace sonata::cli {
 
 std::string status_line(const dispatch::Receipt& r) {
-    std::string line = r.id + "  " + std::string(to_string(r.state)) + "  " + r.harness + "@" + r.version + "  " +
-                       r.mode + "  " + r.role;
-    if (r.state == dispatch::RunState::paused && !r.prompt.empty()) line += "  waiting: " + r.prompt;
+    std::string line = r.id + "  " + std::string(to_string(r.state)) + "  " + r.harness + "@" +
+                       r.version + "  " + r.mode + "  " + r.role;
+    if (r.state == dispatch::RunState::paused && !r.prompt.empty())
+        line += "  waiting: " + r.prompt;
     if (r.degraded) line += "  degraded: " + r.degraded_reason;
-    if (dispatch::is_final(r.state)) line += "  report: " + (r.report_source.empty() ? "none" : r.report_source);
+    if (dispatch::is_final(r.state))
+        line += "  report: " + (r.report_source.empty() ? "none" : r.report_source);
     if (!r.note.empty()) line += "  note: " + r.note;
     return line;
 }
@@ -25,7 +27,8 @@ void print_run(const std::string& run_dir, const dispatch::Receipt& r, bool json
         nlohmann::ordered_json out;
         out["receipt"] = nlohmann::ordered_json::parse(dispatch::receipt_to_json(r));
         out["report"] = report ? nlohmann::ordered_json(*report) : nlohmann::ordered_json(nullptr);
-        std::cout << out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
+        std::cout << out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
+                  << '\n';
         return;
     }
     if (dispatch::is_final(r.state) && report) {
@@ -37,4 +40,4 @@ void print_run(const std::string& run_dir, const dispatch::Receipt& r, bool json
     if (!dispatch::is_final(r.state)) std::cout << "continue with: sonata wait " << r.id << '\n';
 }
 
-}  // namespace sonata::cli
+} // namespace sonata::cli

@@ -14,4 +14,4 @@ std::string status_line(const dispatch::Receipt& receipt);
 /// and the command that continues. `json`: {"receipt": …, "report": text or null}.
 void print_run(const std::string& run_dir, const dispatch::Receipt& receipt, bool json);
 
-}  // namespace sonata::cli
+} // namespace sonata::cli

@@ -5,23 +5,28 @@ namespace sonata::dispatch {
 
 Environment child_environment(const Environment& base, const Invocation& invocation) {
     Environment env = base;
-    for (const auto& [key, value] : invocation.env) env[key] = value;
-    for (const auto& name : invocation.env_unset) env.erase(name);
+    for (const auto& [key, value] : invocation.env)
+        env[key] = value;
+    for (const auto& name : invocation.env_unset)
+        env.erase(name);
     return env;
 }
 
-ProcessRequest headless_request(const Invocation& invocation, const std::string& prompt, Environment env,
-                                std::string cwd) {
+ProcessRequest headless_request(const Invocation& invocation, const std::string& prompt,
+                                Environment env, std::string cwd) {
     ProcessRequest request;
     request.argv = invocation.argv;
-    if (invocation.prompt == PromptChannel::stdin_pipe) request.stdin_data = prompt;
-    else request.argv.push_back(prompt);
+    if (invocation.prompt == PromptChannel::stdin_pipe)
+        request.stdin_data = prompt;
+    else
+        request.argv.push_back(prompt);
     request.env = std::move(env);
     request.cwd = std::move(cwd);
     return request;
 }
 
-TmuxSpec tui_spec(const Invocation& invocation, Environment env, std::string cwd, std::string socket_dir) {
+TmuxSpec tui_spec(const Invocation& invocation, Environment env, std::string cwd,
+                  std::string socket_dir) {
     TmuxSpec spec;
     spec.argv = invocation.argv;
     spec.env = std::move(env);
@@ -30,4 +35,4 @@ TmuxSpec tui_spec(const Invocation& invocation, Environment env, std::string cwd
     return spec;
 }
 
-}  // namespace sonata::dispatch
+} // namespace sonata::dispatch

@@ -18,10 +18,11 @@ Environment child_environment(const Environment& base, const Invocation& invocat
 /// The request for a headless invocation: its argv with the prompt appended as the last argument,
 /// or the prompt on stdin, as the invocation's prompt channel says; `env` complete, `cwd` the
 /// workspace. Timeout, cancel flag and output cap are the caller's.
-ProcessRequest headless_request(const Invocation& invocation, const std::string& prompt, Environment env,
-                                std::string cwd);
+ProcessRequest headless_request(const Invocation& invocation, const std::string& prompt,
+                                Environment env, std::string cwd);
 
 /// The tmux spec for a TUI invocation (the prompt is typed later, by the TUI driver).
-TmuxSpec tui_spec(const Invocation& invocation, Environment env, std::string cwd, std::string socket_dir);
+TmuxSpec tui_spec(const Invocation& invocation, Environment env, std::string cwd,
+                  std::string socket_dir);
 
-}  // namespace sonata::dispatch
+} // namespace sonata::dispatch

@@ -29,12 +29,9 @@ constexpr std::array<std::pair<std::string_view, RunState>, 9> k_states{{
 }};
 
 /// Reads one field strictly: present and of the type of `out`.
-template <class T>
-void take(const json& j, const char* key, T& out) {
-    out = j.at(key).get<T>();
-}
+template <class T> void take(const json& j, const char* key, T& out) { out = j.at(key).get<T>(); }
 
-}  // namespace
+} // namespace
 
 std::string_view to_string(RunState state) {
     for (const auto& [name, s] : k_states) {
@@ -49,7 +46,8 @@ Result<RunState> parse_run_state(std::string_view text) {
         if (name == text) return s;
         names.emplace_back(name);
     }
-    return fail(ExitCode::bad_data, "unknown run state '" + std::string(text) + "'" + did_you_mean(text, names));
+    return fail(ExitCode::bad_data,
+                "unknown run state '" + std::string(text) + "'" + did_you_mean(text, names));
 }
 
 bool is_final(RunState state) {
@@ -59,7 +57,8 @@ bool is_final(RunState state) {
 
 std::string receipt_to_json(const Receipt& r) {
     json relied = json::array();
-    for (const auto& p : r.relied_on) relied.push_back({{"probe", p.probe}, {"verdict", p.verdict}, {"key", p.key}});
+    for (const auto& p : r.relied_on)
+        relied.push_back({{"probe", p.probe}, {"verdict", p.verdict}, {"key", p.key}});
     json j;
     j["schema"] = r.schema;
     j["id"] = r.id;
@@ -100,14 +99,17 @@ std::string receipt_to_json(const Receipt& r) {
 }
 
 Result<Receipt> parse_receipt(std::string_view text, const std::string& source) {
-    if (!json_depth_within(text, 8)) return fail(ExitCode::bad_data, source + ": not a receipt (nested too deep)");
+    if (!json_depth_within(text, 8))
+        return fail(ExitCode::bad_data, source + ": not a receipt (nested too deep)");
     const json j = json::parse(text.begin(), text.end(), nullptr, false);
-    if (j.is_discarded() || !j.is_object()) return fail(ExitCode::bad_data, source + ": not a receipt (not a JSON object)");
+    if (j.is_discarded() || !j.is_object())
+        return fail(ExitCode::bad_data, source + ": not a receipt (not a JSON object)");
     Receipt r;
     try {
         take(j, "schema", r.schema);
         if (r.schema != Receipt::k_schema) {
-            return fail(ExitCode::bad_data, source + ": receipt schema " + std::to_string(r.schema) +
+            return fail(ExitCode::bad_data, source + ": receipt schema " +
+                                                std::to_string(r.schema) +
                                                 " is not supported (this sonata reads schema 1)");
         }
         std::string state;
@@ -131,7 +133,8 @@ Result<Receipt> parse_receipt(std::string_view text, const std::string& source) 
         take(j, "prompt_channel", r.prompt_channel);
         take(j, "interactive", r.interactive);
         for (const auto& p : j.at("relied_on")) {
-            r.relied_on.push_back({p.at("probe").get<std::string>(), p.at("verdict").get<std::string>(),
+            r.relied_on.push_back({p.at("probe").get<std::string>(),
+                                   p.at("verdict").get<std::string>(),
                                    p.at("key").get<std::string>()});
         }
         take(j, "warnings", r.warnings);
@@ -152,7 +155,8 @@ Result<Receipt> parse_receipt(std::string_view text, const std::string& source) 
         take(j, "supervisor_start", r.supervisor_start);
         take(j, "harness_pgid", r.harness_pgid);
     } catch (const json::exception& e) {
-        return fail(ExitCode::bad_data, source + ": malformed receipt (" + std::string(e.what()) + ")");
+        return fail(ExitCode::bad_data,
+                    source + ": malformed receipt (" + std::string(e.what()) + ")");
     }
     return r;
 }
@@ -166,10 +170,10 @@ Result<Receipt> load_receipt(const std::string& run_dir) {
 
 Result<void> save_receipt(const std::string& run_dir, const Receipt& receipt) {
     WriteOptions options;
-    options.sync = false;  // rewritten at every change of state; the last one is synced
+    options.sync = false; // rewritten at every change of state; the last one is synced
     options.create_parents = false;
     if (is_final(receipt.state)) options.sync = true;
     return write_file_atomic(run_dir + "/receipt.json", receipt_to_json(receipt), options);
 }
 
-}  // namespace sonata::dispatch
+} // namespace sonata::dispatch

@@ -15,15 +15,15 @@ namespace sonata::dispatch {
 
 /// A run's state. Spellings are receipt keys and `status` output: never rename.
 enum class RunState {
-    starting,   ///< The run directory exists; the supervisor has not started the harness yet.
-    running,    ///< The harness runs.
-    paused,     ///< The harness waits on an approval card (prompt holds its text).
-    stalled,    ///< No output for the stall limit; the harness still runs.
-    done,       ///< The harness exited and the run has its report.
-    failed,     ///< The harness could not start, crashed, exited non-zero, or left no report.
-    timed_out,  ///< The supervisor killed the harness at the timeout.
-    cancelled,  ///< `sonata cancel` killed it.
-    lost,       ///< The supervisor died before it finished the run.
+    starting,  ///< The run directory exists; the supervisor has not started the harness yet.
+    running,   ///< The harness runs.
+    paused,    ///< The harness waits on an approval card (prompt holds its text).
+    stalled,   ///< No output for the stall limit; the harness still runs.
+    done,      ///< The harness exited and the run has its report.
+    failed,    ///< The harness could not start, crashed, exited non-zero, or left no report.
+    timed_out, ///< The supervisor killed the harness at the timeout.
+    cancelled, ///< `sonata cancel` killed it.
+    lost,      ///< The supervisor died before it finished the run.
 };
 
 std::string_view to_string(RunState state);
@@ -35,8 +35,8 @@ bool is_final(RunState state);
 /// A probe the decision relied on, as the gate found it.
 struct ReliedProbe {
     std::string probe;
-    std::string verdict;  ///< A verdict spelling, or "unmeasured".
-    std::string key;      ///< The matrix key looked up.
+    std::string verdict; ///< A verdict spelling, or "unmeasured".
+    std::string key;     ///< The matrix key looked up.
 
     bool operator==(const ReliedProbe&) const = default;
 };
@@ -47,36 +47,37 @@ struct Receipt {
     std::string id;
     std::string harness;
     std::string version;
-    std::string mode;         ///< The effective mode the harness ran in.
-    std::string role;         ///< The role's name.
-    std::string role_kind;    ///< "read-only" or "write".
-    std::string parent_mode;  ///< The parent session's mode.
-    std::string parent_mode_source;  ///< "--mode", "session-file" or "default".
-    std::string session_id;          ///< The parent session looked up; empty when none.
-    std::vector<std::string> argv;   ///< As run, the prompt included when it is an argument.
-    std::vector<std::string> env_set;    ///< Names only: values may be secrets.
+    std::string mode;                 ///< The effective mode the harness ran in.
+    std::string role;                 ///< The role's name.
+    std::string role_kind;            ///< "read-only" or "write".
+    std::string parent_mode;          ///< The parent session's mode.
+    std::string parent_mode_source;   ///< "--mode", "session-file" or "default".
+    std::string session_id;           ///< The parent session looked up; empty when none.
+    std::vector<std::string> argv;    ///< As run, the prompt included when it is an argument.
+    std::vector<std::string> env_set; ///< Names only: values may be secrets.
     std::vector<std::string> env_unset;
     std::string cwd;
     std::string prompt_channel;
     bool interactive = false;
     std::vector<ReliedProbe> relied_on;
-    std::vector<std::string> warnings;  ///< The decision's and the gate's, as plan printed them.
-    std::string started_at;  ///< ISO 8601 UTC; empty until the harness started.
+    std::vector<std::string> warnings; ///< The decision's and the gate's, as plan printed them.
+    std::string started_at;            ///< ISO 8601 UTC; empty until the harness started.
     std::string ended_at;
     std::optional<int> exit_code;
     int term_signal = 0;
     bool timed_out = false;
     RunState state = RunState::starting;
-    std::string prompt;         ///< paused: the approval card's text.
-    std::string report_source;  ///< "report.md", "final-message", "terminal-output" or "none".
+    std::string prompt;        ///< paused: the approval card's text.
+    std::string report_source; ///< "report.md", "final-message", "terminal-output" or "none".
     bool degraded = false;
     std::string degraded_reason;
-    bool log_capped = false;    ///< harness.log reached its cap; the rest was dropped.
-    std::string harness_session;  ///< The harness's own session id, for resume; empty when unknown.
-    std::vector<std::string> files_changed;  ///< In the workspace, .sonata/ and .git/ excluded.
-    std::string note;           ///< A remark on the run (e.g. a write role that changed nothing).
+    bool log_capped = false;     ///< harness.log reached its cap; the rest was dropped.
+    std::string harness_session; ///< The harness's own session id, for resume; empty when unknown.
+    std::vector<std::string> files_changed; ///< In the workspace, .sonata/ and .git/ excluded.
+    std::string note; ///< A remark on the run (e.g. a write role that changed nothing).
     int supervisor_pid = 0;
-    std::uint64_t supervisor_start = 0;  ///< Its start time (/proc stat field 22), against pid reuse.
+    std::uint64_t supervisor_start =
+        0; ///< Its start time (/proc stat field 22), against pid reuse.
     int harness_pgid = 0;
 
     bool operator==(const Receipt&) const = default;
@@ -93,4 +94,4 @@ Result<Receipt> load_receipt(const std::string& run_dir);
 /// Replaces DIR/receipt.json atomically.
 Result<void> save_receipt(const std::string& run_dir, const Receipt& receipt);
 
-}  // namespace sonata::dispatch
+} // namespace sonata::dispatch

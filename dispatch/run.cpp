@@ -7,7 +7,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -20,6 +19,7 @@
 #include <thread>
 
 #include <nlohmann/json.hpp>
+#include <sys/wait.h>
 
 #include "adapters/registry.hpp"
 #include "core/fs.hpp"
@@ -38,9 +38,10 @@ using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 constexpr std::size_t k_max_plan_bytes = 4U << 20U;
-constexpr std::size_t k_max_output_kept = 4U << 20U;  ///< The stdout tail kept for the final message.
-constexpr std::chrono::seconds k_start_grace{30};     ///< A run still `starting` after this is lost.
-constexpr std::size_t k_max_report_bytes = 256U << 10U;  ///< A report from the output keeps its end.
+constexpr std::size_t k_max_output_kept = 4U
+                                          << 20U; ///< The stdout tail kept for the final message.
+constexpr std::chrono::seconds k_start_grace{30}; ///< A run still `starting` after this is lost.
+constexpr std::size_t k_max_report_bytes = 256U << 10U; ///< A report from the output keeps its end.
 
 std::atomic<bool> g_cancel{false};
 
@@ -61,16 +62,20 @@ std::uint64_t start_time_of(int pid) {
 
 std::string role_contract(const Receipt& r, const RunFiles& files) {
     if (r.role_kind == "read-only") {
-        return "This is a read-only task: change nothing. Your final answer is your report: end with it.";
+        return "This is a read-only task: change nothing. Your final answer is your report: end "
+               "with it.";
     }
-    return "When you are done, write your report (what you did, what you left undone, how you checked it) "
-           "to " + files.report() + ". If you cannot write there, end with the report as your final answer.";
+    return "When you are done, write your report (what you did, what you left undone, how you "
+           "checked it) "
+           "to " +
+           files.report() +
+           ". If you cannot write there, end with the report as your final answer.";
 }
 
 std::string instructions(const StartRequest& request, const RunFiles& files) {
-    return "# Task from sonata run " + request.receipt.id + "\n\nRole: " + request.receipt.role + " (" +
-           request.receipt.role_kind + "), mode " + request.receipt.mode + ".\n\n" + request.task +
-           "\n\n## Report\n\n" + role_contract(request.receipt, files) + "\n";
+    return "# Task from sonata run " + request.receipt.id + "\n\nRole: " + request.receipt.role +
+           " (" + request.receipt.role_kind + "), mode " + request.receipt.mode + ".\n\n" +
+           request.task + "\n\n## Report\n\n" + role_contract(request.receipt, files) + "\n";
 }
 
 json plan_json(const StartRequest& request) {
@@ -88,19 +93,24 @@ json plan_json(const StartRequest& request) {
 
 /// Starts `argv` as a grandchild in a new session, with stdio on /dev/null and `log`; waits for the
 /// intermediate child only. Everything the children need is built before fork().
-Result<void> spawn_detached(const std::vector<std::string>& argv, const Environment& env, const std::string& log) {
+Result<void> spawn_detached(const std::vector<std::string>& argv, const Environment& env,
+                            const std::string& log) {
     std::vector<std::string> env_strings;
-    for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
+    for (const auto& [k, v] : env)
+        env_strings.push_back(k + "=" + v);
     std::vector<char*> envp;
-    for (auto& e : env_strings) envp.push_back(e.data());
+    for (auto& e : env_strings)
+        envp.push_back(e.data());
     envp.push_back(nullptr);
     std::vector<std::string> args = argv;
     std::vector<char*> argp;
-    for (auto& a : args) argp.push_back(a.data());
+    for (auto& a : args)
+        argp.push_back(a.data());
     argp.push_back(nullptr);
     const int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
     const int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-    if (null_fd < 0 || log_fd < 0) return fail(ExitCode::failure, "cannot open the supervisor's log " + log);
+    if (null_fd < 0 || log_fd < 0)
+        return fail(ExitCode::failure, "cannot open the supervisor's log " + log);
     const pid_t child = ::fork();
     if (child == 0) {
         ::setsid();
@@ -123,7 +133,8 @@ Result<void> spawn_detached(const std::vector<std::string>& argv, const Environm
 /// The watchdog's whole life: wait for the supervisor to go, then make sure its run is not left
 /// running or reading `running`.
 [[noreturn]] void watchdog(const std::string& dir, int fd) {
-    for (const int sig : {SIGTERM, SIGINT, SIGHUP}) std::signal(sig, SIG_IGN);
+    for (const int sig : {SIGTERM, SIGINT, SIGHUP})
+        std::signal(sig, SIG_IGN);
     char byte = 0;
     while (::read(fd, &byte, 1) != 0 && errno == EINTR) {
     }
@@ -133,8 +144,9 @@ Result<void> spawn_detached(const std::vector<std::string>& argv, const Environm
         receipt->state = RunState::lost;
         receipt->ended_at = utc_now();
         receipt->degraded = true;
-        receipt->degraded_reason = "the supervisor died before the run ended; its harness was killed";
-        (void)save_receipt(dir, *receipt);  // nothing is left to tell if this fails
+        receipt->degraded_reason =
+            "the supervisor died before the run ended; its harness was killed";
+        (void)save_receipt(dir, *receipt); // nothing is left to tell if this fails
     }
     ::_exit(0);
 }
@@ -157,7 +169,8 @@ public:
         const std::size_t n = std::min(room, chunk.size());
         if (n > 0 && ::write(m_fd, chunk.data(), n) > 0) m_written += n;
         if (n < chunk.size()) {
-            const std::string note = "\n[sonata: harness.log reached its cap of " + std::to_string(m_cap) +
+            const std::string note = "\n[sonata: harness.log reached its cap of " +
+                                     std::to_string(m_cap) +
                                      " bytes; the rest of the output was dropped]\n";
             (void)!::write(m_fd, note.data(), note.size());
             m_capped = true;
@@ -179,11 +192,10 @@ struct SharedReceipt {
     Receipt receipt;
     std::mutex mutex;
 
-    template <class F>
-    void update(F change) {
+    template <class F> void update(F change) {
         const std::lock_guard<std::mutex> lock(mutex);
         change(receipt);
-        (void)save_receipt(dir, receipt);  // a lost update is rewritten at the next change
+        (void)save_receipt(dir, receipt); // a lost update is rewritten at the next change
     }
 };
 
@@ -206,11 +218,13 @@ void conclude(Receipt& r, const ProcessResult& result, bool cancelled, const Run
         // is the end of that output; all of it (to the cap) is in harness.log.
         r.report_source = r.role_kind == "read-only" ? "terminal-output" : "final-message";
         if (final_text.size() > k_max_report_bytes) {
-            final_text = "[sonata: the output's first " + std::to_string(final_text.size() - k_max_report_bytes) +
+            final_text = "[sonata: the output's first " +
+                         std::to_string(final_text.size() - k_max_report_bytes) +
                          " bytes are in harness.log (`sonata log " + r.id + "`)]\n" +
                          final_text.substr(final_text.size() - k_max_report_bytes);
         }
-        (void)write_file_atomic(files.report(), final_text + "\n", WriteOptions{0600, false, false});
+        (void)write_file_atomic(files.report(), final_text + "\n",
+                                WriteOptions{0600, false, false});
     } else {
         r.report_source = "none";
     }
@@ -220,19 +234,27 @@ void conclude(Receipt& r, const ProcessResult& result, bool cancelled, const Run
         r.degraded_reason = std::move(why);
     };
     r.state = RunState::done;
-    if (cancelled) degrade(RunState::cancelled, "cancelled");
-    else if (result.timed_out) degrade(RunState::timed_out, "timed out; the harness's process group was killed");
-    else if (result.term_signal != 0) degrade(RunState::failed, "crashed: killed by signal " + std::to_string(result.term_signal));
-    else if (result.exit_code != 0) degrade(RunState::failed, "exited " + std::to_string(result.exit_code));
+    if (cancelled)
+        degrade(RunState::cancelled, "cancelled");
+    else if (result.timed_out)
+        degrade(RunState::timed_out, "timed out; the harness's process group was killed");
+    else if (result.term_signal != 0)
+        degrade(RunState::failed,
+                "crashed: killed by signal " + std::to_string(result.term_signal));
+    else if (result.exit_code != 0)
+        degrade(RunState::failed, "exited " + std::to_string(result.exit_code));
     else if (r.report_source == "none") {
-        degrade(RunState::failed, "exited 0 without a report or any output: the model may never have been reached");
+        degrade(RunState::failed,
+                "exited 0 without a report or any output: the model may never have been reached");
     }
     if (r.report_source != "none") {
-        const std::string provenance = "\n---\nsonata run " + r.id + " · role " + r.role + " · " + r.harness + "@" +
-                                       r.version + " · mode " + r.mode + " · exit " +
-                                       std::to_string(result.exit_code) + "\n";
+        const std::string provenance = "\n---\nsonata run " + r.id + " · role " + r.role + " · " +
+                                       r.harness + "@" + r.version + " · mode " + r.mode +
+                                       " · exit " + std::to_string(result.exit_code) + "\n";
         auto report = read_file_bounded(files.report(), 64U << 20U);
-        if (report) (void)write_file_atomic(files.report(), *report + provenance, WriteOptions{0600, false, false});
+        if (report)
+            (void)write_file_atomic(files.report(), *report + provenance,
+                                    WriteOptions{0600, false, false});
     }
 }
 
@@ -240,20 +262,24 @@ Result<json> load_plan(const RunFiles& files) {
     auto text = read_file_bounded(files.plan(), k_max_plan_bytes);
     if (!text) return tl::unexpected(text.error());
     const json plan = json::parse(*text, nullptr, false);
-    if (plan.is_discarded() || !plan.is_object()) return fail(ExitCode::bad_data, files.plan() + ": not a run plan");
+    if (plan.is_discarded() || !plan.is_object())
+        return fail(ExitCode::bad_data, files.plan() + ": not a run plan");
     return plan;
 }
 
 /// Runs the harness as the plan says, feeding the log, the stall clock and the receipt.
-Result<ProcessResult> run_harness(const json& plan, const std::string& prompt, SharedReceipt& shared, const RunFiles& files,
+Result<ProcessResult> run_harness(const json& plan, const std::string& prompt,
+                                  SharedReceipt& shared, const RunFiles& files,
                                   ProcessRunner& runner) {
     Invocation inv;
     inv.argv = plan.at("argv").get<std::vector<std::string>>();
     inv.env = plan.at("env").get<std::map<std::string, std::string>>();
     inv.env_unset = plan.at("env_unset").get<std::vector<std::string>>();
-    inv.prompt = plan.at("prompt_stdin").get<bool>() ? PromptChannel::stdin_pipe : PromptChannel::argument;
-    ProcessRequest request = headless_request(inv, prompt, child_environment(current_environment(), inv),
-                                              plan.at("cwd").get<std::string>());
+    inv.prompt =
+        plan.at("prompt_stdin").get<bool>() ? PromptChannel::stdin_pipe : PromptChannel::argument;
+    ProcessRequest request =
+        headless_request(inv, prompt, child_environment(current_environment(), inv),
+                         plan.at("cwd").get<std::string>());
     request.timeout = std::chrono::seconds(plan.at("timeout_s").get<long>());
     request.kill_grace = std::chrono::seconds(5);
     request.max_output_bytes = k_max_output_kept;
@@ -262,7 +288,8 @@ Result<ProcessResult> run_harness(const json& plan, const std::string& prompt, S
     BoundedLog log(files.log(), plan.at("log_cap").get<std::size_t>());
     std::atomic<Clock::rep> last_output{Clock::now().time_since_epoch().count()};
     request.on_start = [&](int pid) {
-        (void)write_file_atomic(files.pgid(), std::to_string(pid) + "\n", WriteOptions{0600, false, false});
+        (void)write_file_atomic(files.pgid(), std::to_string(pid) + "\n",
+                                WriteOptions{0600, false, false});
         shared.update([&](Receipt& r) { r.harness_pgid = pid; });
     };
     request.on_output = [&](OutputStream, std::string_view chunk) {
@@ -276,9 +303,12 @@ Result<ProcessResult> run_harness(const json& plan, const std::string& prompt, S
         for (;;) {
             {
                 std::unique_lock<std::mutex> lock(finished_mutex);
-                if (finished_changed.wait_for(lock, std::chrono::milliseconds(200), [&] { return finished; })) return;
+                if (finished_changed.wait_for(lock, std::chrono::milliseconds(200),
+                                              [&] { return finished; }))
+                    return;
             }
-            const bool quiet = Clock::now() - Clock::time_point(Clock::duration(last_output.load())) > stall;
+            const bool quiet =
+                Clock::now() - Clock::time_point(Clock::duration(last_output.load())) > stall;
             shared.update([&](Receipt& r) {
                 if (quiet && r.state == RunState::running) r.state = RunState::stalled;
                 if (!quiet && r.state == RunState::stalled) r.state = RunState::running;
@@ -299,23 +329,26 @@ bool supervisor_alive(const Receipt& r) {
     return r.supervisor_pid > 0 && start_time_of(r.supervisor_pid) == r.supervisor_start;
 }
 
-}  // namespace
+} // namespace
 
 Result<std::string> start_run(const StartRequest& request) {
     auto dir = prepare_run(request);
     if (!dir) return dir;
-    auto spawned = spawn_detached({request.sonata_path, "supervise", *dir}, request.env, *dir + "/supervisor.log");
+    auto spawned = spawn_detached({request.sonata_path, "supervise", *dir}, request.env,
+                                  *dir + "/supervisor.log");
     if (!spawned) return tl::unexpected(spawned.error());
     return dir;
 }
 
 Result<std::string> prepare_run(const StartRequest& request) {
-    if (!request.decision.runs()) return fail(ExitCode::refused, "internal error: start_run on a refusal");
+    if (!request.decision.runs())
+        return fail(ExitCode::refused, "internal error: start_run on a refusal");
     if (request.decision.invocation().interactive) {
-        return fail(ExitCode::failure, request.decision.harness + " runs as a TUI in " +
-                                           std::string(to_string(request.decision.effective_mode)) +
-                                           " mode, and dispatching TUI mappings is not built yet: dispatch in a mode "
-                                           "whose mapping is headless (`sonata plan` shows which)");
+        return fail(ExitCode::failure,
+                    request.decision.harness + " runs as a TUI in " +
+                        std::string(to_string(request.decision.effective_mode)) +
+                        " mode, and dispatching TUI mappings is not built yet: dispatch in a mode "
+                        "whose mapping is headless (`sonata plan` shows which)");
     }
     auto id = create_run_dir(request.runs_root);
     if (!id) return tl::unexpected(id.error());
@@ -324,15 +357,18 @@ Result<std::string> prepare_run(const StartRequest& request) {
     filled.receipt.id = *id;
     const std::string text = instructions(filled, files);
     const WriteOptions owner_only{0600, false, false};
-    if (auto ok = write_file_atomic(files.instructions(), text, owner_only); !ok) return tl::unexpected(ok.error());
-    if (auto ok = write_file_atomic(files.plan(), plan_json(filled).dump(2) + "\n", owner_only); !ok) {
+    if (auto ok = write_file_atomic(files.instructions(), text, owner_only); !ok)
+        return tl::unexpected(ok.error());
+    if (auto ok = write_file_atomic(files.plan(), plan_json(filled).dump(2) + "\n", owner_only);
+        !ok) {
         return tl::unexpected(ok.error());
     }
     Receipt& r = filled.receipt;
     const Invocation& inv = request.decision.invocation();
     r.argv = inv.argv;
     if (inv.prompt == PromptChannel::argument) r.argv.push_back("<instructions.md>");
-    for (const auto& [name, value] : inv.env) r.env_set.push_back(name);
+    for (const auto& [name, value] : inv.env)
+        r.env_set.push_back(name);
     r.env_unset = inv.env_unset;
     r.cwd = request.cwd;
     r.prompt_channel = std::string(to_string(inv.prompt));
@@ -350,13 +386,14 @@ int supervise(const std::string& dir, ProcessRunner& runner) {
     if (!receipt || !plan || !prompt) return to_int(ExitCode::bad_data);
     int pipe_fds[2];
     if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return to_int(ExitCode::failure);
-    const pid_t dog = ::fork();  // before any thread exists
+    const pid_t dog = ::fork(); // before any thread exists
     if (dog == 0) {
         ::close(pipe_fds[1]);
         watchdog(dir, pipe_fds[0]);
     }
     ::close(pipe_fds[0]);
-    for (const int sig : {SIGTERM, SIGINT, SIGHUP}) std::signal(sig, on_stop_signal);
+    for (const int sig : {SIGTERM, SIGINT, SIGHUP})
+        std::signal(sig, on_stop_signal);
     SharedReceipt shared{dir, *receipt, {}};
     shared.update([&](Receipt& r) {
         r.state = RunState::running;
@@ -386,15 +423,17 @@ int supervise(const std::string& dir, ProcessRunner& runner) {
         if (auto adapter = adapters::find_adapter(r.harness)) {
             const auto env = current_environment();
             const auto home = env.find("HOME");
-            r.harness_session = (*adapter)->session_id(result->out, result->err, home == env.end() ? "" : home->second);
+            r.harness_session = (*adapter)->session_id(result->out, result->err,
+                                                       home == env.end() ? "" : home->second);
         }
     });
     const Receipt& final_receipt = shared.receipt;
-    const std::string sentinel = std::string(to_string(final_receipt.state)) + " " +
-                                 (final_receipt.exit_code ? std::to_string(*final_receipt.exit_code) : "-") + "\n";
+    const std::string sentinel =
+        std::string(to_string(final_receipt.state)) + " " +
+        (final_receipt.exit_code ? std::to_string(*final_receipt.exit_code) : "-") + "\n";
     (void)write_file_atomic(files.exit_sentinel(), sentinel, WriteOptions{0600, true, false});
     ::unlink(files.pgid().c_str());
-    ::close(pipe_fds[1]);  // the watchdog finds the run final and leaves
+    ::close(pipe_fds[1]); // the watchdog finds the run final and leaves
     while (::waitpid(dog, nullptr, 0) < 0 && errno == EINTR) {
     }
     return 0;
@@ -405,7 +444,8 @@ Result<Receipt> run_status(const std::string& dir) {
     if (!receipt || is_final(receipt->state)) return receipt;
     if (receipt->supervisor_pid == 0) {
         std::error_code ec;
-        const auto age = fs::file_time_type::clock::now() - fs::last_write_time(dir + "/receipt.json", ec);
+        const auto age =
+            fs::file_time_type::clock::now() - fs::last_write_time(dir + "/receipt.json", ec);
         if (ec || age < k_start_grace) return receipt;
     } else if (supervisor_alive(*receipt)) {
         return receipt;
@@ -425,14 +465,15 @@ Result<Receipt> wait_run(const std::string& dir, std::chrono::milliseconds windo
     // A run already stalled when the wait begins is waited on until it moves (or stalls again).
     bool stall_counts = true;
     for (bool first = true;; first = false) {
-        while (::waitpid(-1, nullptr, WNOHANG) > 0) {  // a supervisor adopted by this subreaper
+        while (::waitpid(-1, nullptr, WNOHANG) > 0) { // a supervisor adopted by this subreaper
         }
         auto receipt = run_status(dir);
         if (!receipt) return receipt;
         const RunState s = receipt->state;
         if (first && s == RunState::stalled) stall_counts = false;
         if (s != RunState::stalled) stall_counts = true;
-        if (is_final(s) || s == RunState::paused || (s == RunState::stalled && stall_counts) || Clock::now() >= deadline) {
+        if (is_final(s) || s == RunState::paused || (s == RunState::stalled && stall_counts) ||
+            Clock::now() >= deadline) {
             return receipt;
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -442,23 +483,24 @@ Result<Receipt> wait_run(const std::string& dir, std::chrono::milliseconds windo
 Result<Receipt> cancel_run(const std::string& dir) {
     auto receipt = run_status(dir);
     if (!receipt || is_final(receipt->state)) return receipt;
-    if (receipt->supervisor_pid > 0 && supervisor_alive(*receipt)) ::kill(receipt->supervisor_pid, SIGTERM);
+    if (receipt->supervisor_pid > 0 && supervisor_alive(*receipt))
+        ::kill(receipt->supervisor_pid, SIGTERM);
     return wait_run(dir, std::chrono::seconds(30));
 }
 
 ExitCode exit_code_for(const Receipt& receipt) {
     switch (receipt.state) {
-        case RunState::done: return ExitCode::ok;
-        case RunState::paused: return ExitCode::run_paused;
-        case RunState::stalled: return ExitCode::run_stalled;
-        case RunState::starting:
-        case RunState::running: return ExitCode::run_pending;
-        case RunState::failed:
-        case RunState::timed_out:
-        case RunState::cancelled:
-        case RunState::lost: return ExitCode::run_failed;
+    case RunState::done: return ExitCode::ok;
+    case RunState::paused: return ExitCode::run_paused;
+    case RunState::stalled: return ExitCode::run_stalled;
+    case RunState::starting:
+    case RunState::running: return ExitCode::run_pending;
+    case RunState::failed:
+    case RunState::timed_out:
+    case RunState::cancelled:
+    case RunState::lost: return ExitCode::run_failed;
     }
     return ExitCode::run_failed;
 }
 
-}  // namespace sonata::dispatch
+} // namespace sonata::dispatch

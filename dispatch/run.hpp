@@ -17,20 +17,20 @@ namespace sonata::dispatch {
 
 /// Limits of one run ([dispatch] in config, --timeout / --window on the command line).
 struct RunLimits {
-    std::chrono::seconds timeout{3600};  ///< Then TERM to the group, grace, KILL: timed-out.
-    std::chrono::seconds stall{300};     ///< No output this long: stalled (the harness still runs).
-    std::size_t log_cap = 16U << 20U;    ///< harness.log stops growing here, with a note.
+    std::chrono::seconds timeout{3600}; ///< Then TERM to the group, grace, KILL: timed-out.
+    std::chrono::seconds stall{300};    ///< No output this long: stalled (the harness still runs).
+    std::size_t log_cap = 16U << 20U;   ///< harness.log stops growing here, with a note.
 };
 
 /// What to start: a decision that runs, and the task.
 struct StartRequest {
-    Decision decision;             ///< Must run (decision.runs()).
-    Receipt receipt;               ///< Pre-filled: parent mode, session, relied-on probes, warnings.
+    Decision decision; ///< Must run (decision.runs()).
+    Receipt receipt;   ///< Pre-filled: parent mode, session, relied-on probes, warnings.
     std::string task;
-    std::string cwd;               ///< The workspace the harness works in.
-    Environment env;               ///< sonata's environment; the harness gets it as the plan says.
+    std::string cwd; ///< The workspace the harness works in.
+    Environment env; ///< sonata's environment; the harness gets it as the plan says.
     std::string runs_root;
-    std::string sonata_path;       ///< The sonata binary that becomes the supervisor.
+    std::string sonata_path; ///< The sonata binary that becomes the supervisor.
     RunLimits limits;
 };
 
@@ -61,4 +61,4 @@ Result<Receipt> cancel_run(const std::string& run_dir);
 /// The exit code `dispatch` and `wait` give for a receipt.
 ExitCode exit_code_for(const Receipt& receipt);
 
-}  // namespace sonata::dispatch
+} // namespace sonata::dispatch

@@ -1,14 +1,14 @@
 // Run directories: the root, fresh ids, and checked lookups.
 #include "dispatch/run_dir.hpp"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <random>
+
+#include <sys/stat.h>
 
 #include "core/config.hpp"
 
@@ -28,53 +28,65 @@ std::string new_id() {
     gmtime_r(&t, &tm);
     char stamp[32];
     std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+    const auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() %
+        1000;
     std::random_device random;
     char suffix[24];
     std::snprintf(suffix, sizeof suffix, "%03d-%06x", static_cast<int>(ms), random() & 0xffffffU);
     return std::string(stamp) + suffix;
 }
 
-}  // namespace
+} // namespace
 
 Result<std::string> runs_root(const std::string& cwd, const Environment& env) {
     const auto where = locate_config(cwd, env);
     if (!where.project_dir.empty()) return where.project_dir + "/.sonata/runs";
     const std::string state = env_or_empty(env, "XDG_STATE_HOME");
     if (!state.empty() && state.front() == '/') return state + "/sonata/runs";
-    if (!state.empty()) return fail(ExitCode::config, "XDG_STATE_HOME is a relative path ('" + state + "')");
+    if (!state.empty())
+        return fail(ExitCode::config, "XDG_STATE_HOME is a relative path ('" + state + "')");
     const std::string home = env_or_empty(env, "HOME");
     if (home.empty() || home.front() != '/') {
-        return fail(ExitCode::config, "neither HOME nor XDG_STATE_HOME is an absolute path: sonata cannot place its runs");
+        return fail(
+            ExitCode::config,
+            "neither HOME nor XDG_STATE_HOME is an absolute path: sonata cannot place its runs");
     }
     return home + "/.local/state/sonata/runs";
 }
 
 bool is_safe_run_id(std::string_view id) {
     if (id.empty() || id.size() > 64) return false;
-    return std::all_of(id.begin(), id.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; });
+    return std::all_of(id.begin(), id.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+    });
 }
 
 Result<std::string> create_run_dir(const std::string& root) {
     std::error_code ec;
     fs::create_directories(root, ec);
-    if (ec) return fail(ExitCode::failure, "cannot create the runs directory " + root + " (" + ec.message() + ")");
+    if (ec)
+        return fail(ExitCode::failure,
+                    "cannot create the runs directory " + root + " (" + ec.message() + ")");
     for (int attempt = 0; attempt < 16; ++attempt) {
         const std::string id = new_id();
         if (::mkdir((root + "/" + id).c_str(), 0700) == 0) return id;
-        if (errno != EEXIST) return fail(ExitCode::failure, "cannot create a run directory under " + root);
+        if (errno != EEXIST)
+            return fail(ExitCode::failure, "cannot create a run directory under " + root);
     }
     return fail(ExitCode::failure, "cannot find a fresh run id under " + root);
 }
 
 Result<std::string> run_dir(const std::string& root, const std::string& id) {
     if (!is_safe_run_id(id)) {
-        return fail(ExitCode::usage, "run id '" + id.substr(0, 64) + "' is not a run id (1 to 64 of a-z 0-9 -)");
+        return fail(ExitCode::usage,
+                    "run id '" + id.substr(0, 64) + "' is not a run id (1 to 64 of a-z 0-9 -)");
     }
     const std::string dir = root + "/" + id;
     struct stat st {};
     if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-        return fail(ExitCode::bad_data, "no run " + id + " under " + root + " (`sonata runs` lists them)");
+        return fail(ExitCode::bad_data,
+                    "no run " + id + " under " + root + " (`sonata runs` lists them)");
     }
     return dir;
 }
@@ -84,10 +96,11 @@ std::vector<std::string> list_runs(const std::string& root) {
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(root, ec)) {
         const std::string name = entry.path().filename().string();
-        if (is_safe_run_id(name) && entry.is_directory(ec) && !entry.is_symlink(ec)) ids.push_back(name);
+        if (is_safe_run_id(name) && entry.is_directory(ec) && !entry.is_symlink(ec))
+            ids.push_back(name);
     }
     std::sort(ids.rbegin(), ids.rend());
     return ids;
 }
 
-}  // namespace sonata::dispatch
+} // namespace sonata::dispatch

@@ -39,4 +39,4 @@ struct RunFiles {
     std::string pgid() const { return dir + "/pgid"; }
 };
 
-}  // namespace sonata::dispatch
+} // namespace sonata::dispatch

@@ -12,8 +12,9 @@ using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 bool contains_any(const std::string& screen, const std::vector<std::string>& needles) {
-    return std::any_of(needles.begin(), needles.end(),
-                       [&](const std::string& n) { return !n.empty() && screen.find(n) != std::string::npos; });
+    return std::any_of(needles.begin(), needles.end(), [&](const std::string& n) {
+        return !n.empty() && screen.find(n) != std::string::npos;
+    });
 }
 
 class Driver {
@@ -21,7 +22,8 @@ public:
     Driver(TmuxSession& tui, const adapters::ScreenPatterns& patterns, const TuiPolicy& policy)
         : m_tui(tui), m_patterns(patterns), m_policy(policy) {}
 
-    TuiOutcome run(const std::string& prompt, Clock::time_point deadline, const std::atomic<bool>* cancel) {
+    TuiOutcome run(const std::string& prompt, Clock::time_point deadline,
+                   const std::atomic<bool>* cancel) {
         while (Clock::now() < deadline) {
             if (cancel != nullptr && cancel->load()) return end(TuiEnd::cancelled);
             auto screen = m_tui.capture();
@@ -54,7 +56,8 @@ private:
             m_out.approval_seen = true;
             seen("approval", screen);
             // A failed deny is seen on the next poll of whoever continues: the card still shows.
-            if (m_policy.on_approval == OnApproval::decline) (void)m_tui.send_keys(m_patterns.deny_keys);
+            if (m_policy.on_approval == OnApproval::decline)
+                (void)m_tui.send_keys(m_patterns.deny_keys);
             return TuiEnd::approval;
         }
         if (contains_any(screen, m_patterns.decline) && !m_patterns.decline_keys.empty()) {
@@ -62,7 +65,8 @@ private:
             // card it can swallow a typed task, which is typed again afterwards. Keys that move a
             // selection are not idempotent: a card still showing right after the answer is left
             // alone for a while rather than answered twice.
-            if (m_out.decline_seen && Clock::now() - m_declined_at < std::chrono::seconds(3)) return std::nullopt;
+            if (m_out.decline_seen && Clock::now() - m_declined_at < std::chrono::seconds(3))
+                return std::nullopt;
             if (!m_out.decline_seen) seen("decline", screen);
             m_out.decline_seen = true;
             m_declined_at = Clock::now();
@@ -78,7 +82,8 @@ private:
             answer_card(m_patterns.trust_keys);
             return std::nullopt;
         }
-        if (!m_prompt_sent && (m_typed > 0 || m_patterns.ready.empty() || contains_any(screen, m_patterns.ready))) {
+        if (!m_prompt_sent &&
+            (m_typed > 0 || m_patterns.ready.empty() || contains_any(screen, m_patterns.ready))) {
             type_prompt(screen, prompt);
         }
         return std::nullopt;
@@ -99,7 +104,7 @@ private:
         }
         if (m_typed > 0 && Clock::now() - m_typed_at < std::chrono::seconds(3)) return;
         if (m_typed == 0) seen("ready", screen);
-        (void)m_tui.type_text(prompt);  // text that did not arrive is typed again (above)
+        (void)m_tui.type_text(prompt); // text that did not arrive is typed again (above)
         m_typed_at = Clock::now();
         ++m_typed;
     }
@@ -107,7 +112,7 @@ private:
     /// Answers a card with `keys`. A card that came up before the model was reached may have
     /// swallowed the typed task, so the task is then typed again.
     void answer_card(const std::vector<std::string>& keys) {
-        (void)m_tui.send_keys(keys);  // a card still showing is answered again on a later poll
+        (void)m_tui.send_keys(keys); // a card still showing is answered again on a later poll
         if (!m_policy.model_reached || !m_policy.model_reached()) {
             m_prompt_sent = false;
             m_typed = 0;
@@ -134,12 +139,13 @@ private:
     Clock::time_point m_declined_at{};
 };
 
-}  // namespace
+} // namespace
 
-TuiOutcome drive_tui(TmuxSession& tui, const adapters::ScreenPatterns& patterns, const std::string& prompt,
-                     const TuiPolicy& policy, std::chrono::steady_clock::time_point deadline,
+TuiOutcome drive_tui(TmuxSession& tui, const adapters::ScreenPatterns& patterns,
+                     const std::string& prompt, const TuiPolicy& policy,
+                     std::chrono::steady_clock::time_point deadline,
                      const std::atomic<bool>* cancel) {
     return Driver(tui, patterns, policy).run(prompt, deadline, cancel);
 }
 
-}  // namespace sonata::dispatch
+} // namespace sonata::dispatch

@@ -17,8 +17,8 @@ namespace sonata::dispatch {
 
 /// What the driver does when an approval card shows after the task was sent.
 enum class OnApproval {
-    decline,  ///< Send the adapter's deny keys and stop (the probe policy: the harness asked).
-    pause,    ///< Leave the card up and stop (the dispatch policy: the run is paused for the user).
+    decline, ///< Send the adapter's deny keys and stop (the probe policy: the harness asked).
+    pause,   ///< Leave the card up and stop (the dispatch policy: the run is paused for the user).
 };
 
 /// How one run is driven.
@@ -38,18 +38,18 @@ struct TuiPolicy {
 
 /// How the drive ended.
 enum class TuiEnd {
-    exited,     ///< The harness exited (exit_code / term_signal).
-    approval,   ///< An approval card showed (declined or left up, per the policy).
-    trust,      ///< The trust card showed and the policy stops there, or it has no keys to answer.
-    finished,   ///< policy.finished() turned true.
-    timed_out,  ///< The deadline passed.
-    cancelled,  ///< The cancel flag turned true.
-    error,      ///< tmux failed (error says how).
+    exited,    ///< The harness exited (exit_code / term_signal).
+    approval,  ///< An approval card showed (declined or left up, per the policy).
+    trust,     ///< The trust card showed and the policy stops there, or it has no keys to answer.
+    finished,  ///< policy.finished() turned true.
+    timed_out, ///< The deadline passed.
+    cancelled, ///< The cancel flag turned true.
+    error,     ///< tmux failed (error says how).
 };
 
 struct TuiOutcome {
     TuiEnd end = TuiEnd::error;
-    std::string screen;  ///< The last screen seen.
+    std::string screen; ///< The last screen seen.
     bool trust_seen = false;
     bool decline_seen = false;
     bool approval_seen = false;
@@ -59,8 +59,9 @@ struct TuiOutcome {
 };
 
 /// Drives `tui` until one of TuiEnd happens.
-TuiOutcome drive_tui(TmuxSession& tui, const adapters::ScreenPatterns& patterns, const std::string& prompt,
-                     const TuiPolicy& policy, std::chrono::steady_clock::time_point deadline,
+TuiOutcome drive_tui(TmuxSession& tui, const adapters::ScreenPatterns& patterns,
+                     const std::string& prompt, const TuiPolicy& policy,
+                     std::chrono::steady_clock::time_point deadline,
                      const std::atomic<bool>* cancel);
 
-}  // namespace sonata::dispatch
+} // namespace sonata::dispatch

@@ -1,10 +1,10 @@
 // The workspace fingerprint.
 #include "dispatch/worktree.hpp"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <filesystem>
+
+#include <sys/stat.h>
 
 namespace sonata::dispatch {
 namespace fs = std::filesystem;
@@ -25,8 +25,10 @@ Fingerprint fingerprint(const std::string& root, std::size_t limit) {
             print.truncated = true;
             break;
         }
-        const std::int64_t mtime = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
-        print.files[fs::relative(it->path(), root, ec).string()] = {static_cast<std::uint64_t>(st.st_size), mtime};
+        const std::int64_t mtime =
+            static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+        print.files[fs::relative(it->path(), root, ec).string()] = {
+            static_cast<std::uint64_t>(st.st_size), mtime};
     }
     return print;
 }
@@ -35,8 +37,10 @@ std::vector<std::string> changes(const Fingerprint& before, const Fingerprint& a
     std::vector<std::string> out;
     for (const auto& [path, stamp] : after.files) {
         const auto old = before.files.find(path);
-        if (old == before.files.end()) out.push_back("created " + path);
-        else if (old->second != stamp) out.push_back("changed " + path);
+        if (old == before.files.end())
+            out.push_back("created " + path);
+        else if (old->second != stamp)
+            out.push_back("changed " + path);
     }
     for (const auto& [path, stamp] : before.files) {
         if (after.files.count(path) == 0) out.push_back("removed " + path);
@@ -47,4 +51,4 @@ std::vector<std::string> changes(const Fingerprint& before, const Fingerprint& a
     return out;
 }
 
-}  // namespace sonata::dispatch
+} // namespace sonata::dispatch

@@ -11,8 +11,10 @@
 namespace sonata::dispatch {
 
 struct Fingerprint {
-    std::map<std::string, std::pair<std::uint64_t, std::int64_t>> files;  ///< relative path → size, mtime ns
-    bool truncated = false;  ///< More files than the walk looks at: changes beyond them are not seen.
+    std::map<std::string, std::pair<std::uint64_t, std::int64_t>>
+        files; ///< relative path → size, mtime ns
+    bool truncated =
+        false; ///< More files than the walk looks at: changes beyond them are not seen.
 };
 
 /// Walks `root` (symlinks not followed), at most `limit` files.
@@ -21,4 +23,4 @@ Fingerprint fingerprint(const std::string& root, std::size_t limit = 100000);
 /// "created P", "changed P", "removed P", sorted by path.
 std::vector<std::string> changes(const Fingerprint& before, const Fingerprint& after);
 
-}  // namespace sonata::dispatch
+} // namespace sonata::dispatch

@@ -1,11 +1,12 @@
 // The plan pipeline: a dispatch's inputs resolved, decided and gated.
 #include "adapters/support/pipeline.hpp"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+
+#include <sys/stat.h>
 
 #include "adapters/registry.hpp"
 #include "adapters/support/detect.hpp"
@@ -25,12 +26,12 @@ Result<void> check_config_harnesses(const Config& config) {
     for (const auto& [name, role] : config.roles) {
         if (role.harness.empty()) continue;
         if (auto found = find_adapter(role.harness); !found) {
-            return fail(ExitCode::config, config.where("roles." + name + ".harness") + found.error().message);
+            return fail(ExitCode::config,
+                        config.where("roles." + name + ".harness") + found.error().message);
         }
     }
     return {};
 }
-
 
 /// The session to look up and where its id came from: --session, else $CLAUDE_CODE_SESSION_ID;
 /// an empty id when neither is set.
@@ -44,24 +45,25 @@ std::pair<std::string, std::string> session_to_look_up(const DispatchRequest& se
 /// A found session file's mode. A stale file is still evidence of the parent's mode, but one that
 /// may no longer hold: the narrower of its mode and default is used, so staleness only narrows.
 ParentMode mode_from_file(const SessionLookup& lookup, const Config& config) {
-    ParentMode choice{lookup.record.mode, "session-file", lookup.record.session_id, lookup.path,
-                      lookup.stale, {}};
+    ParentMode choice{lookup.record.mode, "session-file", lookup.record.session_id,
+                      lookup.path,        lookup.stale,   {}};
     if (!lookup.stale) return choice;
     if (!no_wider_than(choice.mode, Mode::default_mode)) choice.mode = Mode::default_mode;
     const auto age = lookup.age.count();
     const std::string when = age >= 0 ? "updated " + std::to_string(age) + "s ago, limit " +
                                             std::to_string(config.session_max_age.count()) + "s"
                                       : "dated " + std::to_string(-age) + "s in the future";
-    choice.warnings.push_back("session file " + lookup.path + " is stale (" + when + "): its mode " +
-                              std::string(to_string(lookup.record.mode)) + " may no longer hold, so " +
-                              std::string(to_string(choice.mode)) + " is used");
+    choice.warnings.push_back("session file " + lookup.path + " is stale (" + when +
+                              "): its mode " + std::string(to_string(lookup.record.mode)) +
+                              " may no longer hold, so " + std::string(to_string(choice.mode)) +
+                              " is used");
     return choice;
 }
 
 /// The session's mode: its file (the project's .sonata/ first, then the machine config dir), else
 /// default with a warning. A corrupt file is an error and an unsafe id a usage error.
-Result<ParentMode> session_mode(const std::string& id, const std::string& from, const DispatchRequest& setup,
-                                const Config& config) {
+Result<ParentMode> session_mode(const std::string& id, const std::string& from,
+                                const DispatchRequest& setup, const Config& config) {
     if (!is_safe_session_id(id)) {
         return fail(ExitCode::usage, from + ": session id is not a safe id: use 1 to 128 of the "
                                             "characters A-Z a-z 0-9 _ -");
@@ -98,18 +100,18 @@ Result<ParentMode> choose_mode(const DispatchRequest& setup, const Config& confi
         choice->mode = *flag;
         choice->source = "--mode";
     } else {
-        choice->warnings.push_back("--mode " + std::string(to_string(*flag)) + " is wider than session " + id +
-                                   "'s " + std::string(to_string(choice->mode)) +
-                                   "; --mode may only narrow, so " + std::string(to_string(choice->mode)) +
-                                   " is used");
+        choice->warnings.push_back(
+            "--mode " + std::string(to_string(*flag)) + " is wider than session " + id + "'s " +
+            std::string(to_string(choice->mode)) + "; --mode may only narrow, so " +
+            std::string(to_string(choice->mode)) + " is used");
     }
     return choice;
 }
 
-
 /// Consults the capability matrix (--matrix, else this machine's). A missing matrix means "not
 /// measured"; a corrupt one is an error, never "all good".
-Result<std::vector<GateCheck>> gate_decision(Decision& decision, const DispatchRequest& setup, const Config& config) {
+Result<std::vector<GateCheck>> gate_decision(Decision& decision, const DispatchRequest& setup,
+                                             const Config& config) {
     std::string path = setup.matrix;
     if (path.empty()) {
         auto dir = machine_dir_checked(setup.env);
@@ -120,8 +122,9 @@ Result<std::vector<GateCheck>> gate_decision(Decision& decision, const DispatchR
     // Only a matrix that is not there means "not measured"; one sonata may not look at is an error.
     struct stat st {};
     if (setup.matrix.empty() && ::stat(path.c_str(), &st) != 0 && errno != ENOENT) {
-        return fail(ExitCode::bad_data, path + ": cannot be examined (" + std::strerror(errno) +
-                                            "): the gate cannot tell whether this machine was probed");
+        return fail(ExitCode::bad_data,
+                    path + ": cannot be examined (" + std::strerror(errno) +
+                        "): the gate cannot tell whether this machine was probed");
     }
     if (!setup.matrix.empty() || ::stat(path.c_str(), &st) == 0) {
         auto loaded = load_matrix(path);
@@ -131,7 +134,7 @@ Result<std::vector<GateCheck>> gate_decision(Decision& decision, const DispatchR
     return apply_gate(decision, matrix ? &*matrix : nullptr, config.gate);
 }
 
-}  // namespace
+} // namespace
 
 Result<Planned> plan_dispatch(const DispatchRequest& setup, const Config& config) {
     if (auto ok = check_config_harnesses(config); !ok) return tl::unexpected(ok.error());
@@ -139,7 +142,9 @@ Result<Planned> plan_dispatch(const DispatchRequest& setup, const Config& config
     if (!role) return tl::unexpected(role.error());
     const std::string harness = !setup.harness.empty() ? setup.harness : role->harness;
     if (harness.empty()) {
-        return fail(ExitCode::usage, "no harness given: pass --harness, or set a harness for role '" + role->name + "' in config");
+        return fail(ExitCode::usage,
+                    "no harness given: pass --harness, or set a harness for role '" + role->name +
+                        "' in config");
     }
     auto adapter = find_adapter(harness);
     if (!adapter) return tl::unexpected(adapter.error());
@@ -173,14 +178,17 @@ Result<Planned> plan_dispatch(const DispatchRequest& setup, const Config& config
         const auto status = detect_harness(**adapter, harness, config, setup.env, *runner);
         if (status.installed) request.executable = status.path;
         request.version = status.version;
-        if (!status.installed) warnings.push_back(harness + " is not installed here (" + status.note + ")");
-        else if (status.version.empty()) warnings.push_back(harness + ": " + status.note);
+        if (!status.installed)
+            warnings.push_back(harness + " is not installed here (" + status.note + ")");
+        else if (status.version.empty())
+            warnings.push_back(harness + ": " + status.note);
     }
     auto decision = decide(request);
     if (!decision && decision.error().code == ExitCode::config) {
         // The configured args are the only config decide() reads: name their file, line and key.
-        return fail(ExitCode::config, config.where("harnesses." + harness + ".args") + "'harnesses." +
-                                          harness + ".args': " + decision.error().message);
+        return fail(ExitCode::config, config.where("harnesses." + harness + ".args") +
+                                          "'harnesses." + harness +
+                                          ".args': " + decision.error().message);
     }
     if (!decision) return tl::unexpected(decision.error());
     decision->warnings.insert(decision->warnings.begin(), warnings.begin(), warnings.end());
@@ -191,4 +199,4 @@ Result<Planned> plan_dispatch(const DispatchRequest& setup, const Config& config
     return Planned{*decision, *mode, *gate};
 }
 
-}  // namespace sonata::adapters
+} // namespace sonata::adapters

@@ -17,26 +17,26 @@ namespace sonata::adapters {
 
 /// What a caller asks for, as the command line (or an MCP call) gives it.
 struct DispatchRequest {
-    std::string harness;  ///< Empty: the role's configured harness.
-    std::string mode;     ///< Empty: from the session file, else default; else it may only narrow.
-    std::string session;  ///< Empty: $CLAUDE_CODE_SESSION_ID.
+    std::string harness; ///< Empty: the role's configured harness.
+    std::string mode;    ///< Empty: from the session file, else default; else it may only narrow.
+    std::string session; ///< Empty: $CLAUDE_CODE_SESSION_ID.
     std::string role = "write";
     std::string model;
     std::vector<std::string> options;
     std::string resume;
     std::optional<double> budget;
-    std::string version;  ///< Empty: detect.
-    std::string matrix;   ///< Empty: this machine's matrix.
-    std::string cwd;      ///< Where the project (and its session files) is looked for.
-    std::map<std::string, std::string> env;  ///< sonata's environment.
+    std::string version; ///< Empty: detect.
+    std::string matrix;  ///< Empty: this machine's matrix.
+    std::string cwd;     ///< Where the project (and its session files) is looked for.
+    std::map<std::string, std::string> env; ///< sonata's environment.
 };
 
 /// The parent's mode and where it came from.
 struct ParentMode {
     Mode mode = Mode::default_mode;
-    std::string source = "default";  ///< "--mode", "session-file" or "default".
-    std::string session_id;          ///< The session looked up; empty when none was.
-    std::string session_file;        ///< The file the mode came from; empty when none.
+    std::string source = "default"; ///< "--mode", "session-file" or "default".
+    std::string session_id;         ///< The session looked up; empty when none was.
+    std::string session_file;       ///< The file the mode came from; empty when none.
     bool stale = false;
     std::vector<std::string> warnings;
 };
@@ -50,4 +50,4 @@ struct Planned {
 
 Result<Planned> plan_dispatch(const DispatchRequest& request, const Config& config);
 
-}  // namespace sonata::adapters
+} // namespace sonata::adapters

@@ -8,8 +8,8 @@
 #include <gtest/gtest.h>
 
 #include "adapters/registry.hpp"
-#include "core/process.hpp"
 #include "core/probe_ids.hpp"
+#include "core/process.hpp"
 #include "probes/cell_runner.hpp"
 #include "probes/probe.hpp"
 #include "probes/workspace.hpp"
@@ -20,14 +20,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* k_codex_version = "0.171.0";  // tests/conformance/harnesses.json
+constexpr const char* k_codex_version = "0.171.0"; // tests/conformance/harnesses.json
 
 class ConfigArgsProbe : public ::testing::Test {
 protected:
     void SetUp() override {
         const char* path = std::getenv("PATH");
         m_codex = search_path("codex", path != nullptr ? path : "/usr/bin:/bin").value_or("");
-        if (m_codex.empty()) GTEST_SKIP() << "codex " << k_codex_version << " is not installed: scripts/install-harnesses";
+        if (m_codex.empty())
+            GTEST_SKIP() << "codex " << k_codex_version
+                         << " is not installed: scripts/install-harnesses";
         m_base = m_dir.make_dir("base");
         auto template_dir = probes::make_workspace_template(m_base, *m_runner);
         ASSERT_TRUE(template_dir) << template_dir.error().message;
@@ -49,7 +51,8 @@ protected:
                             .probe = *probe,
                             .extra_args = {},
                             .rewrite = [args](Invocation& invocation) {
-                                invocation.argv.insert(invocation.argv.begin() + 2, args.begin(), args.end());
+                                invocation.argv.insert(invocation.argv.begin() + 2, args.begin(),
+                                                       args.end());
                             }};
         const probes::CellSettings settings{.scratch_base = m_base,
                                             .template_dir = m_template,
@@ -70,14 +73,16 @@ protected:
 
 TEST_F(ConfigArgsProbe, TheArgsThePlannerNowRefusesWouldHaveWidenedCodex) {
     const Cell control = outside_write_with({});
-    ASSERT_EQ(control.verdict, Verdict::enforced) << "the mapping as sonata plans it: " << control.evidence.reason;
+    ASSERT_EQ(control.verdict, Verdict::enforced)
+        << "the mapping as sonata plans it: " << control.evidence.reason;
     for (const std::vector<std::string>& args :
          {std::vector<std::string>{"-csandbox_workspace_write.writable_roots=[\"/\"]"},
           std::vector<std::string>{"-c", " sandbox_workspace_write.writable_roots=[\"/\"]"}}) {
         const Cell widened = outside_write_with(args);
-        EXPECT_EQ(widened.verdict, Verdict::violated) << args.back() << ": " << widened.evidence.reason;
+        EXPECT_EQ(widened.verdict, Verdict::violated)
+            << args.back() << ": " << widened.evidence.reason;
     }
 }
 
-}  // namespace
-}  // namespace sonata
+} // namespace
+} // namespace sonata

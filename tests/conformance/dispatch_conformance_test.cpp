@@ -34,9 +34,11 @@ struct Pin {
 void PrintTo(const Pin& pin, std::ostream* os) { *os << pin.id << " " << pin.version; }
 
 std::vector<Pin> pins() {
-    const auto doc = json::parse(testing::read_text(std::string(SONATA_SOURCE_DIR) + "/tests/conformance/harnesses.json"));
+    const auto doc = json::parse(
+        testing::read_text(std::string(SONATA_SOURCE_DIR) + "/tests/conformance/harnesses.json"));
     std::vector<Pin> out;
-    for (const auto& h : doc.at("harnesses")) out.push_back({h.at("id"), h.at("version"), h.at("binary")});
+    for (const auto& h : doc.at("harnesses"))
+        out.push_back({h.at("id"), h.at("version"), h.at("binary")});
     return out;
 }
 
@@ -49,8 +51,11 @@ class DispatchConformance : public ::testing::TestWithParam<Pin> {
 protected:
     void SetUp() override {
         const char* path = std::getenv("PATH");
-        m_bin = search_path(GetParam().binary, path != nullptr ? path : "/usr/bin:/bin").value_or("");
-        if (m_bin.empty()) GTEST_SKIP() << GetParam().id << " " << GetParam().version << " is not installed: scripts/install-harnesses";
+        m_bin =
+            search_path(GetParam().binary, path != nullptr ? path : "/usr/bin:/bin").value_or("");
+        if (m_bin.empty())
+            GTEST_SKIP() << GetParam().id << " " << GetParam().version
+                         << " is not installed: scripts/install-harnesses";
     }
 
     /// One dispatch of `decision` against a scripted model that answers `token`; the final receipt.
@@ -78,16 +83,25 @@ protected:
         receipt.mode = std::string(to_string(decision.effective_mode));
         receipt.role = decision.role.name;
         receipt.role_kind = std::string(to_string(decision.role.kind));
-        const dispatch::StartRequest start{probed, receipt, "Answer with your final message.", scratch->workspace(),
-                                           scratch->environment(current_environment()), scratch->root() + "/runs",
-                                           SONATA_BIN, dispatch::RunLimits{std::chrono::seconds(180), std::chrono::seconds(180), 1U << 20U}};
+        const dispatch::StartRequest start{
+            probed,
+            receipt,
+            "Answer with your final message.",
+            scratch->workspace(),
+            scratch->environment(current_environment()),
+            scratch->root() + "/runs",
+            SONATA_BIN,
+            dispatch::RunLimits{std::chrono::seconds(180), std::chrono::seconds(180), 1U << 20U}};
         auto dir = dispatch::start_run(start);
         EXPECT_TRUE(dir) << dir.error().message;
         auto done = dispatch::wait_run(*dir, std::chrono::seconds(200));
         EXPECT_TRUE(done) << done.error().message;
-        report = std::filesystem::exists(*dir + "/report.md") ? testing::read_text(*dir + "/report.md") : "";
+        report = std::filesystem::exists(*dir + "/report.md")
+                     ? testing::read_text(*dir + "/report.md")
+                     : "";
         if (done->state != dispatch::RunState::done) {
-            ADD_FAILURE() << "harness.log:\n" << testing::read_text(*dir + "/harness.log") << "\nreceipt:\n"
+            ADD_FAILURE() << "harness.log:\n"
+                          << testing::read_text(*dir + "/harness.log") << "\nreceipt:\n"
                           << dispatch::receipt_to_json(*done);
         }
         return *done;
@@ -107,28 +121,33 @@ TEST_P(DispatchConformance, EveryHeadlessMappingReachesDoneWithTheModelsReport) 
         request.role = Role{kind == RoleKind::write ? "code" : "review", kind, {}, {}};
         request.executable = m_bin;
         request.version = pin.version;
-        request.host = adapters::detect_host();  // as root, claude's bypass is refused
+        request.host = adapters::detect_host(); // as root, claude's bypass is refused
         request.support_dir = m_dir.path() + "/support";
         request.write_support_files = true;
         auto decision = adapters::decide(request);
         ASSERT_TRUE(decision) << decision.error().message;
-        if (!decision->runs() || decision->invocation().interactive) continue;  // refused, or a TUI mapping
+        if (!decision->runs() || decision->invocation().interactive)
+            continue; // refused, or a TUI mapping
         const std::string token = "sonata-token-" + pin.id + "-" + std::string(to_string(mode));
         std::string report;
         const auto receipt = run(*decision, token, report);
-        EXPECT_EQ(receipt.state, dispatch::RunState::done) << to_string(mode) << ": " << receipt.degraded_reason;
+        EXPECT_EQ(receipt.state, dispatch::RunState::done)
+            << to_string(mode) << ": " << receipt.degraded_reason;
         EXPECT_FALSE(receipt.degraded) << to_string(mode) << ": " << receipt.degraded_reason;
-        EXPECT_EQ(receipt.report_source, kind == RoleKind::read_only ? "terminal-output" : "final-message") << to_string(mode);
+        EXPECT_EQ(receipt.report_source,
+                  kind == RoleKind::read_only ? "terminal-output" : "final-message")
+            << to_string(mode);
         EXPECT_NE(report.find(token), std::string::npos) << to_string(mode) << ": " << report;
         ++dispatched;
     }
     EXPECT_GT(dispatched, 0) << "sonata runs no headless mapping of " << pin.id;
     RecordProperty("dispatched_mappings", dispatched);
-    std::cout << "[ dispatched ] " << pin.id << ": " << dispatched << " headless mapping(s) reached done\n";
+    std::cout << "[ dispatched ] " << pin.id << ": " << dispatched
+              << " headless mapping(s) reached done\n";
 }
 
 INSTANTIATE_TEST_SUITE_P(Pinned, DispatchConformance, ::testing::ValuesIn(pins()),
                          [](const auto& param_info) { return param_info.param.id; });
 
-}  // namespace
-}  // namespace sonata
+} // namespace
+} // namespace sonata

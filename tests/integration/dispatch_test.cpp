@@ -35,17 +35,20 @@ protected:
     void SetUp() override { config(""); }
 
     void config(const std::string& extra) {
-        write_text(m_project + "/sonata.toml",
-                   "[harnesses.grok]\npath = \"" + std::string(SONATA_DISPATCH_HARNESS) + "\"\n" + extra);
+        write_text(m_project + "/sonata.toml", "[harnesses.grok]\npath = \"" +
+                                                   std::string(SONATA_DISPATCH_HARNESS) + "\"\n" +
+                                                   extra);
     }
 
-    SonataRun sonata(const std::vector<std::string>& args, const std::optional<std::string>& in = std::nullopt) {
+    SonataRun sonata(const std::vector<std::string>& args,
+                     const std::optional<std::string>& in = std::nullopt) {
         return run_sonata(args, m_env, m_project, in, {"/usr/bin/timeout", "120"});
     }
 
-    SonataRun dispatch(const std::string& task, const std::string& role = "code", std::vector<std::string> extra = {}) {
-        std::vector<std::string> args{"dispatch", "--harness", "grok", "--role", role, "--mode", "acceptEdits",
-                                      "--task", task, "--json"};
+    SonataRun dispatch(const std::string& task, const std::string& role = "code",
+                       std::vector<std::string> extra = {}) {
+        std::vector<std::string> args{"dispatch", "--harness",   "grok",   "--role", role,
+                                      "--mode",   "acceptEdits", "--task", task,     "--json"};
         args.insert(args.end(), extra.begin(), extra.end());
         return sonata(args);
     }
@@ -65,10 +68,11 @@ protected:
                 {"degraded_reason", r.at("degraded_reason")}};
     }
 
-    static json outcome_of(const char* state, json exit_code, int sig, bool timed_out, const char* source, bool degraded,
-                           const char* reason) {
-        return {{"state", state},         {"exit_code", exit_code}, {"term_signal", sig},     {"timed_out", timed_out},
-                {"report_source", source}, {"degraded", degraded},   {"degraded_reason", reason}};
+    static json outcome_of(const char* state, json exit_code, int sig, bool timed_out,
+                           const char* source, bool degraded, const char* reason) {
+        return {{"state", state},           {"exit_code", exit_code},  {"term_signal", sig},
+                {"timed_out", timed_out},   {"report_source", source}, {"degraded", degraded},
+                {"degraded_reason", reason}};
     }
 
     void expect_nothing_left() {
@@ -88,8 +92,9 @@ TEST_F(Dispatch, AReportWrittenByTheHarnessComesBackWithItsProvenance) {
     const json r = receipt_of(run);
     EXPECT_EQ(outcome(r), outcome_of("done", 0, 0, false, "report.md", false, ""));
     const std::string id = r.at("id");
-    EXPECT_EQ(json::parse(run.out).at("report"), "report TOKEN-7\n\n---\nsonata run " + id +
-                                                     " · role code · grok@1.0.0 · mode acceptEdits · exit 0\n");
+    EXPECT_EQ(json::parse(run.out).at("report"),
+              "report TOKEN-7\n\n---\nsonata run " + id +
+                  " · role code · grok@1.0.0 · mode acceptEdits · exit 0\n");
     EXPECT_EQ(r.at("harness"), "grok");
     EXPECT_EQ(r.at("version"), "1.0.0");
     EXPECT_EQ(r.at("mode"), "acceptEdits");
@@ -98,34 +103,42 @@ TEST_F(Dispatch, AReportWrittenByTheHarnessComesBackWithItsProvenance) {
     EXPECT_EQ(r.at("argv").back(), "<instructions.md>");
     EXPECT_EQ(r.at("cwd"), m_project);
     EXPECT_FALSE(r.at("relied_on").empty());
-    for (const auto& p : r.at("relied_on")) EXPECT_EQ(p.at("verdict"), "unmeasured") << p.dump();
+    for (const auto& p : r.at("relied_on"))
+        EXPECT_EQ(p.at("verdict"), "unmeasured") << p.dump();
     EXPECT_EQ(r.at("note"), "a write role whose run changed nothing in the workspace");
     EXPECT_EQ(read_text(run_dir(id) + "/exit"), "done 0\n");
     EXPECT_EQ(read_text(run_dir(id) + "/harness.log"), "done\n");
-    EXPECT_NE(read_text(run_dir(id) + "/instructions.md").find("scenario: report TOKEN-7"), std::string::npos);
+    EXPECT_NE(read_text(run_dir(id) + "/instructions.md").find("scenario: report TOKEN-7"),
+              std::string::npos);
     EXPECT_FALSE(fs::exists(run_dir(id) + "/pgid"));
-    EXPECT_NE(run.err.find("sonata: warning: "), std::string::npos) << "unmeasured properties are warned about";
+    EXPECT_NE(run.err.find("sonata: warning: "), std::string::npos)
+        << "unmeasured properties are warned about";
     expect_nothing_left();
 }
 
 TEST_F(Dispatch, AFinalMessageIsTheReportAndAReadOnlyRunsOutputIsItsReport) {
     auto run = dispatch("scenario: final TOKEN-8");
     ASSERT_EQ(run.exit_code, 0) << run.err;
-    EXPECT_EQ(outcome(receipt_of(run)), outcome_of("done", 0, 0, false, "final-message", false, ""));
+    EXPECT_EQ(outcome(receipt_of(run)),
+              outcome_of("done", 0, 0, false, "final-message", false, ""));
     run = dispatch("scenario: final TOKEN-9", "review");
     ASSERT_EQ(run.exit_code, 0) << run.err;
     const json r = receipt_of(run);
     EXPECT_EQ(outcome(r), outcome_of("done", 0, 0, false, "terminal-output", false, ""));
     EXPECT_EQ(r.at("mode"), "plan");
-    EXPECT_EQ(json::parse(run.out).at("report").get<std::string>().rfind("final answer TOKEN-9\n", 0), 0U);
+    EXPECT_EQ(
+        json::parse(run.out).at("report").get<std::string>().rfind("final answer TOKEN-9\n", 0),
+        0U);
 }
 
 TEST_F(Dispatch, ExitZeroIsNeverSuccessOnItsOwn) {
     const std::vector<std::pair<std::string, json>> cases{
-        {"scenario: crash", outcome_of("failed", 139, 11, false, "final-message", true, "crashed: killed by signal 11")},
+        {"scenario: crash", outcome_of("failed", 139, 11, false, "final-message", true,
+                                       "crashed: killed by signal 11")},
         {"scenario: silent",
-         outcome_of("failed", 0, 0, false, "none", true,
-                    "exited 0 without a report or any output: the model may never have been reached")},
+         outcome_of(
+             "failed", 0, 0, false, "none", true,
+             "exited 0 without a report or any output: the model may never have been reached")},
         {"scenario: fail", outcome_of("failed", 3, 0, false, "final-message", true, "exited 3")},
     };
     for (const auto& [task, expected] : cases) {
@@ -153,10 +166,12 @@ TEST_F(Dispatch, AFloodIsCappedInTheLogWithANote) {
     EXPECT_TRUE(r.at("log_capped"));
     const std::string log = read_text(run_dir(r.at("id")) + "/harness.log");
     EXPECT_EQ(log.substr(0, 65536), std::string(1023, 'x') + "\n" + log.substr(1024, 65536 - 1024));
-    EXPECT_EQ(log.substr(65536), "\n[sonata: harness.log reached its cap of 65536 bytes; the rest of the output was dropped]\n");
+    EXPECT_EQ(log.substr(65536), "\n[sonata: harness.log reached its cap of 65536 bytes; the rest "
+                                 "of the output was dropped]\n");
     const std::string report = read_text(run_dir(r.at("id")) + "/report.md");
     EXPECT_EQ(report.rfind("[sonata: the output's first ", 0), 0U) << report.substr(0, 100);
-    EXPECT_NE(report.find("flood done\n\n---\nsonata run "), std::string::npos) << "the report keeps the end";
+    EXPECT_NE(report.find("flood done\n\n---\nsonata run "), std::string::npos)
+        << "the report keeps the end";
 }
 
 TEST_F(Dispatch, ASilentHarnessIsStalledThenFinishes) {
@@ -171,11 +186,13 @@ TEST_F(Dispatch, ASilentHarnessIsStalledThenFinishes) {
 }
 
 TEST_F(Dispatch, RunReturnsAtOnceAndCancelKillsAHarnessThatIgnoresSigterm) {
-    const auto started = sonata({"run", "--harness", "grok", "--role", "code", "--mode", "acceptEdits", "--task",
-                                 "scenario: ignore-term"});
+    const auto started = sonata({"run", "--harness", "grok", "--role", "code", "--mode",
+                                 "acceptEdits", "--task", "scenario: ignore-term"});
     ASSERT_EQ(started.exit_code, 0) << started.err;
     const std::string id = started.out.substr(0, started.out.find('\n'));
-    for (int i = 0; i < 100 && (!fs::exists(run_dir(id) + "/harness.log") || read_text(run_dir(id) + "/harness.log").empty()); ++i) {
+    for (int i = 0; i < 100 && (!fs::exists(run_dir(id) + "/harness.log") ||
+                                read_text(run_dir(id) + "/harness.log").empty());
+         ++i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     const auto cancelled = sonata({"cancel", id});
@@ -189,8 +206,8 @@ TEST_F(Dispatch, RunReturnsAtOnceAndCancelKillsAHarnessThatIgnoresSigterm) {
 }
 
 TEST_F(Dispatch, ASupervisorKilledWithSigkillTakesItsHarnessWithItAndTheRunIsLost) {
-    const auto started = sonata({"run", "--harness", "grok", "--role", "code", "--mode", "acceptEdits", "--task",
-                                 "scenario: hang"});
+    const auto started = sonata({"run", "--harness", "grok", "--role", "code", "--mode",
+                                 "acceptEdits", "--task", "scenario: hang"});
     ASSERT_EQ(started.exit_code, 0) << started.err;
     const std::string id = started.out.substr(0, started.out.find('\n'));
     json r;
@@ -217,9 +234,11 @@ TEST_F(Dispatch, ASupervisorKilledWithSigkillTakesItsHarnessWithItAndTheRunIsLos
 }
 
 TEST_F(Dispatch, ARefusalStartsNothingAndSaysWhatPlanSays) {
-    const auto planned = sonata({"plan", "--harness", "grok", "--role", "code", "--mode", "default"});
+    const auto planned =
+        sonata({"plan", "--harness", "grok", "--role", "code", "--mode", "default"});
     ASSERT_EQ(planned.exit_code, to_int(ExitCode::refused));
-    const auto run = sonata({"dispatch", "--harness", "grok", "--role", "code", "--mode", "default", "--task", "x"});
+    const auto run = sonata(
+        {"dispatch", "--harness", "grok", "--role", "code", "--mode", "default", "--task", "x"});
     EXPECT_EQ(run.exit_code, to_int(ExitCode::refused));
     EXPECT_EQ(run.out, planned.out);
     EXPECT_FALSE(fs::exists(m_project + "/.sonata/runs"));
@@ -227,56 +246,75 @@ TEST_F(Dispatch, ARefusalStartsNothingAndSaysWhatPlanSays) {
 
 TEST_F(Dispatch, TheTaskComesFromExactlyOnePlace) {
     write_text(m_dir.path() + "/task.md", "scenario: final FROM-FILE");
-    auto run = sonata({"dispatch", "--harness", "grok", "--role", "review", "--task-file", m_dir.path() + "/task.md", "--json"});
+    auto run = sonata({"dispatch", "--harness", "grok", "--role", "review", "--task-file",
+                       m_dir.path() + "/task.md", "--json"});
     ASSERT_EQ(run.exit_code, 0) << run.err;
-    EXPECT_EQ(json::parse(run.out).at("report").get<std::string>().rfind("final answer FROM-FILE", 0), 0U);
-    run = sonata({"dispatch", "--harness", "grok", "--role", "review", "-", "--json"}, "scenario: final FROM-STDIN");
+    EXPECT_EQ(
+        json::parse(run.out).at("report").get<std::string>().rfind("final answer FROM-FILE", 0),
+        0U);
+    run = sonata({"dispatch", "--harness", "grok", "--role", "review", "-", "--json"},
+                 "scenario: final FROM-STDIN");
     ASSERT_EQ(run.exit_code, 0) << run.err;
-    EXPECT_EQ(json::parse(run.out).at("report").get<std::string>().rfind("final answer FROM-STDIN", 0), 0U);
-    EXPECT_EQ(sonata({"dispatch", "--harness", "grok", "--role", "review", "--task", "a", "--task-file", "b"}).exit_code,
+    EXPECT_EQ(
+        json::parse(run.out).at("report").get<std::string>().rfind("final answer FROM-STDIN", 0),
+        0U);
+    EXPECT_EQ(sonata({"dispatch", "--harness", "grok", "--role", "review", "--task", "a",
+                      "--task-file", "b"})
+                  .exit_code,
               to_int(ExitCode::usage));
-    EXPECT_EQ(sonata({"dispatch", "--harness", "grok", "--role", "review"}).exit_code, to_int(ExitCode::usage));
+    EXPECT_EQ(sonata({"dispatch", "--harness", "grok", "--role", "review"}).exit_code,
+              to_int(ExitCode::usage));
 }
 
 TEST_F(Dispatch, HostileRunIdsAreUsageErrorsAndCorruptReceiptsBadData) {
-    for (const std::string& id : std::vector<std::string>{"../../etc", "a/b", "A", std::string(65, 'a'), "x y"}) {
+    for (const std::string& id :
+         std::vector<std::string>{"../../etc", "a/b", "A", std::string(65, 'a'), "x y"}) {
         EXPECT_EQ(sonata({"status", id}).exit_code, to_int(ExitCode::usage)) << id;
     }
     fs::create_directories(m_project + "/.sonata/runs/20260101-000000000-abcdef");
     write_text(m_project + "/.sonata/runs/20260101-000000000-abcdef/receipt.json", "{\"schema\":1");
-    EXPECT_EQ(sonata({"status", "20260101-000000000-abcdef"}).exit_code, to_int(ExitCode::bad_data));
-    EXPECT_EQ(sonata({"status", "20990101-000000000-abcdef"}).exit_code, to_int(ExitCode::bad_data));
+    EXPECT_EQ(sonata({"status", "20260101-000000000-abcdef"}).exit_code,
+              to_int(ExitCode::bad_data));
+    EXPECT_EQ(sonata({"status", "20990101-000000000-abcdef"}).exit_code,
+              to_int(ExitCode::bad_data));
 }
 
 TEST_F(Dispatch, ConcurrentRunsKeepTheirOwnDirectoriesAndReports) {
     std::vector<std::string> ids;
     for (int i = 0; i < 6; ++i) {
-        const auto started = sonata({"run", "--harness", "grok", "--role", "code", "--mode", "acceptEdits", "--task",
-                                     "scenario: report R" + std::to_string(i)});
+        const auto started =
+            sonata({"run", "--harness", "grok", "--role", "code", "--mode", "acceptEdits", "--task",
+                    "scenario: report R" + std::to_string(i)});
         ASSERT_EQ(started.exit_code, 0) << started.err;
         ids.push_back(started.out.substr(0, started.out.find('\n')));
     }
     for (int i = 0; i < 6; ++i) {
         const auto waited = sonata({"wait", ids[i], "--json"});
         ASSERT_EQ(waited.exit_code, 0) << waited.err;
-        EXPECT_EQ(json::parse(waited.out).at("report").get<std::string>().rfind("report R" + std::to_string(i) + "\n", 0), 0U);
+        EXPECT_EQ(json::parse(waited.out)
+                      .at("report")
+                      .get<std::string>()
+                      .rfind("report R" + std::to_string(i) + "\n", 0),
+                  0U);
     }
     const auto listed = json::parse(sonata({"runs", "--json"}).out);
     ASSERT_EQ(listed.size(), 6U);
     std::set<std::string> unique;
-    for (const auto& r : listed) unique.insert(r.at("id").get<std::string>());
+    for (const auto& r : listed)
+        unique.insert(r.at("id").get<std::string>());
     EXPECT_EQ(unique.size(), 6U);
     expect_nothing_left();
 }
 
 TEST_F(Dispatch, GcRemovesFinishedRunsOnlyAndOnlyOldEnoughOnes) {
     const std::string finished = receipt_of(dispatch("scenario: final GC")).at("id");
-    const auto started = sonata({"run", "--harness", "grok", "--role", "code", "--mode", "acceptEdits", "--task",
-                                 "scenario: hang"});
+    const auto started = sonata({"run", "--harness", "grok", "--role", "code", "--mode",
+                                 "acceptEdits", "--task", "scenario: hang"});
     ASSERT_EQ(started.exit_code, 0) << started.err;
     const std::string running = started.out.substr(0, started.out.find('\n'));
     auto gc = sonata({"gc"});
-    EXPECT_EQ(gc.out, "sonata gc: removed 0 finished run(s), kept 2\n") << "both are younger than 7 days";
+    EXPECT_EQ(gc.out, "sonata gc: removed 0 finished run(s), kept 2\n")
+        << "both are younger than 7 days";
     gc = sonata({"gc", "--older-than", "0s"});
     EXPECT_EQ(gc.out, "removed " + finished + "\nsonata gc: removed 1 finished run(s), kept 1\n");
     EXPECT_FALSE(fs::exists(run_dir(finished)));
@@ -288,5 +326,5 @@ TEST_F(Dispatch, GcRemovesFinishedRunsOnlyAndOnlyOldEnoughOnes) {
     expect_nothing_left();
 }
 
-}  // namespace
-}  // namespace sonata
+} // namespace
+} // namespace sonata

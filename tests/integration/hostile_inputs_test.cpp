@@ -3,13 +3,13 @@
 // files that are FIFOs, devices or nested beyond any parser's stack, a settings.json that links
 // out of the project or holds numbers that would not survive a rewrite, an environment with no
 // usable HOME. Each gets a clear error (or the narrower decision) and loses nothing.
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
 
 #include "core/matrix.hpp"
 #include "core/result.hpp"
@@ -44,8 +44,9 @@ protected:
 
     SonataRun plan(const std::string& harness, const std::string& mode, const std::string& role,
                    const std::string& version, std::vector<std::string> extra = {}) {
-        std::vector<std::string> args{"plan",   "--harness", harness,           "--mode", mode,
-                                      "--role", role,        "--harness-version", version};
+        std::vector<std::string> args{"plan", "--harness", harness, "--mode",
+                                      mode,   "--role",    role,    "--harness-version",
+                                      version};
         args.insert(args.end(), extra.begin(), extra.end());
         return sonata(args);
     }
@@ -71,7 +72,8 @@ protected:
             c.mode = "plan";
             c.role = "read-only";
             c.verdict = probe == odd ? odd_verdict : Verdict::enforced;
-            c.evidence.files_changed = {probe == odd && odd_verdict == Verdict::violated ? "created work/x" : ""};
+            c.evidence.files_changed = {
+                probe == odd && odd_verdict == Verdict::violated ? "created work/x" : ""};
             m.cells.push_back(c);
         }
         return m;
@@ -81,7 +83,7 @@ protected:
 struct WideningArgs {
     std::string harness;
     std::string mode;
-    std::string toml_args;  ///< The `args = …` value as TOML.
+    std::string toml_args; ///< The `args = …` value as TOML.
 };
 
 // Each of these reached the argv before; codex's writable_roots and exclude_slash_tmp ones turned
@@ -99,10 +101,13 @@ TEST_F(HostileInputs, ConfiguredArgsThatWidenAreConfigErrorsNamingFileLineAndKey
         {"pi", "plan", R"(['-e', 'x.ts'])"},
     };
     for (const auto& c : cases) {
-        write_text(m_project + "/sonata.toml", "gate = \"warn\"\n[harnesses." + c.harness + "]\nargs = " + c.toml_args + "\n");
+        write_text(m_project + "/sonata.toml",
+                   "gate = \"warn\"\n[harnesses." + c.harness + "]\nargs = " + c.toml_args + "\n");
         const auto run = plan(c.harness, c.mode, "code", "1.0.0");
         EXPECT_EQ(run.exit_code, to_int(ExitCode::config)) << c.toml_args << "\n" << run.out;
-        EXPECT_EQ(run.err.rfind("sonata: error: " + m_project + "/sonata.toml:3: 'harnesses." + c.harness + ".args': ", 0),
+        EXPECT_EQ(run.err.rfind("sonata: error: " + m_project + "/sonata.toml:3: 'harnesses." +
+                                    c.harness + ".args': ",
+                                0),
                   0U)
             << run.err;
     }
@@ -113,14 +118,17 @@ TEST_F(HostileInputs, BuiltInReadOnlyRolesCannotBecomeWriteRoles) {
         write_text(m_project + "/sonata.toml", "[roles." + role + "]\nkind = \"write\"\n");
         const auto run = plan("codex", "bypassPermissions", role, "0.171.0");
         EXPECT_EQ(run.exit_code, to_int(ExitCode::config)) << role << "\n" << run.out;
-        EXPECT_EQ(run.err.rfind("sonata: error: " + m_project + "/sonata.toml:2: 'roles." + role + ".kind': ", 0), 0U)
+        EXPECT_EQ(run.err.rfind("sonata: error: " + m_project + "/sonata.toml:2: 'roles." + role +
+                                    ".kind': ",
+                                0),
+                  0U)
             << run.err;
     }
     // Setting a built-in role's harness, or adding a write role, is still what config is for.
-    write_text(m_project + "/sonata.toml",
-               "[roles.review]\nkind = \"read-only\"\nharness = \"codex\"\n[roles.writer]\nkind = \"write\"\n");
-    const auto review = sonata({"plan", "--mode", "bypassPermissions", "--role", "review", "--harness-version",
-                                "0.171.0", "--json"});
+    write_text(m_project + "/sonata.toml", "[roles.review]\nkind = \"read-only\"\nharness = "
+                                           "\"codex\"\n[roles.writer]\nkind = \"write\"\n");
+    const auto review = sonata({"plan", "--mode", "bypassPermissions", "--role", "review",
+                                "--harness-version", "0.171.0", "--json"});
     ASSERT_EQ(review.exit_code, 0) << review.err;
     EXPECT_EQ(json::parse(review.out).at("mode"), "plan");
 }
@@ -134,8 +142,9 @@ TEST_F(HostileInputs, MergedAndDuplicatedMatricesGateOnTheWeakestCellOfThisMachi
     const auto merged_of = [&](const Matrix& a, const Matrix& b) {
         EXPECT_TRUE(save_matrix(a, m_dir.path() + "/a.json"));
         EXPECT_TRUE(save_matrix(b, m_dir.path() + "/b.json"));
-        const auto run = sonata({"report", "--format", "json", "--out", m_dir.path() + "/merged.json",
-                                 m_dir.path() + "/a.json", m_dir.path() + "/b.json"});
+        const auto run =
+            sonata({"report", "--format", "json", "--out", m_dir.path() + "/merged.json",
+                    m_dir.path() + "/a.json", m_dir.path() + "/b.json"});
         EXPECT_EQ(run.exit_code, 0) << run.err;
         return m_dir.path() + "/merged.json";
     };
@@ -152,16 +161,18 @@ TEST_F(HostileInputs, MergedAndDuplicatedMatricesGateOnTheWeakestCellOfThisMachi
     EXPECT_EQ(gate(merged_of(codex_matrix(here, relies, odd, Verdict::enforced),
                              codex_matrix("other-box", relies, odd, Verdict::violated))),
               0);
-    const auto elsewhere = plan("codex", "plan", "review", "0.171.0",
-                                {"--matrix", merged_of(codex_matrix("box-a", relies, odd, Verdict::enforced),
-                                                       codex_matrix("box-b", relies, odd, Verdict::enforced))});
+    const auto elsewhere =
+        plan("codex", "plan", "review", "0.171.0",
+             {"--matrix", merged_of(codex_matrix("box-a", relies, odd, Verdict::enforced),
+                                    codex_matrix("box-b", relies, odd, Verdict::enforced))});
     EXPECT_EQ(elsewhere.exit_code, to_int(ExitCode::refused));
-    EXPECT_NE(elsewhere.out.find("holds no cell of this machine (" + here + ")"), std::string::npos) << elsewhere.out;
+    EXPECT_NE(elsewhere.out.find("holds no cell of this machine (" + here + ")"), std::string::npos)
+        << elsewhere.out;
 
     for (const Verdict first : {Verdict::enforced, Verdict::inconclusive}) {
         Matrix one = codex_matrix(here, relies, odd, first);
         const Matrix bad = codex_matrix(here, relies, odd, Verdict::violated);
-        one.cells.push_back(bad.cells.front());  // a second cell for the same key, after the first
+        one.cells.push_back(bad.cells.front()); // a second cell for the same key, after the first
         ASSERT_TRUE(save_matrix(one, m_dir.path() + "/dup.json"));
         EXPECT_EQ(gate(m_dir.path() + "/dup.json"), to_int(ExitCode::refused)) << to_string(first);
     }
@@ -182,7 +193,8 @@ TEST_F(HostileInputs, ValuesShapedLikeFlagsAndBadBudgetsAreUsageErrors) {
         const auto run = plan(c[0], "acceptEdits", "code", "1.0.0", {c[1]});
         EXPECT_EQ(run.exit_code, to_int(ExitCode::usage)) << c[1] << "\n" << run.out;
         const bool budget = c[1].rfind("--max-budget-usd", 0) == 0;
-        EXPECT_NE(run.err.find(budget ? "must be a finite number of dollars above 0" : "may not look like a flag"),
+        EXPECT_NE(run.err.find(budget ? "must be a finite number of dollars above 0"
+                                      : "may not look like a flag"),
                   std::string::npos)
             << run.err;
     }
@@ -190,14 +202,18 @@ TEST_F(HostileInputs, ValuesShapedLikeFlagsAndBadBudgetsAreUsageErrors) {
 
 TEST_F(HostileInputs, FilesNestedBeyondAnyStackAreBadData) {
     const std::string deep(60000, '[');
-    const std::string matrix = R"({"schema":1,"cells":[{"harness":"codex","version":"0.171.0","probe":"p",)"
-                               R"("mode":"plan","role":"read-only","verdict":"enforced","evidence":{"x":)" +
-                               deep + "}}]}";
+    const std::string matrix =
+        R"({"schema":1,"cells":[{"harness":"codex","version":"0.171.0","probe":"p",)"
+        R"("mode":"plan","role":"read-only","verdict":"enforced","evidence":{"x":)" +
+        deep + "}}]}";
     write_text(m_dir.path() + "/deep.json", matrix);
-    EXPECT_EQ(plan("codex", "plan", "review", "0.171.0", {"--matrix", m_dir.path() + "/deep.json"}).exit_code,
+    EXPECT_EQ(plan("codex", "plan", "review", "0.171.0", {"--matrix", m_dir.path() + "/deep.json"})
+                  .exit_code,
               to_int(ExitCode::bad_data));
-    EXPECT_EQ(sonata({"report", m_dir.path() + "/deep.json"}).exit_code, to_int(ExitCode::bad_data));
-    const std::string settings = "{\"x\":" + std::string(100000, '[') + std::string(100000, ']') + "}";
+    EXPECT_EQ(sonata({"report", m_dir.path() + "/deep.json"}).exit_code,
+              to_int(ExitCode::bad_data));
+    const std::string settings =
+        "{\"x\":" + std::string(100000, '[') + std::string(100000, ']') + "}";
     write_text(m_project + "/.claude/settings.json", settings);
     const auto before = tree(m_dir.path());
     EXPECT_EQ(sonata({"init", "--yes"}).exit_code, to_int(ExitCode::bad_data));
@@ -217,7 +233,8 @@ TEST_F(HostileInputs, FifosAndDevicesAreRefusedNotReadForever) {
     ASSERT_EQ(::mkfifo((m_machine + "/matrix.json").c_str(), 0600), 0);
     EXPECT_EQ(plan("codex", "plan", "review", "0.171.0").exit_code, to_int(ExitCode::bad_data));
     fs::remove(m_machine + "/matrix.json");
-    for (const std::string& config : {m_project + "/sonata.toml", m_project + "/.sonata/config.toml"}) {
+    for (const std::string& config :
+         {m_project + "/sonata.toml", m_project + "/.sonata/config.toml"}) {
         fs::create_directories(m_project + "/.sonata");
         ASSERT_EQ(::mkfifo(config.c_str(), 0600), 0);
         const auto run = plan("codex", "plan", "review", "0.171.0");
@@ -249,11 +266,14 @@ TEST_F(HostileInputs, InitNeverEditsThroughASymlinkOutOfTheProject) {
 TEST_F(HostileInputs, InitRefusesWhatItCannotRewriteFaithfully) {
     const std::string settings = m_project + "/.claude/settings.json";
     std::string nested = "{\n\"x\": ";
-    for (int i = 0; i < 500; ++i) nested += "[\n";
-    for (int i = 0; i < 500; ++i) nested += "]\n";
+    for (int i = 0; i < 500; ++i)
+        nested += "[\n";
+    for (int i = 0; i < 500; ++i)
+        nested += "]\n";
     nested += "}\n";
-    for (const std::string& text : {std::string("{\n  \"big\": 12345678901234567890123\n}\n"),
-                                    std::string("{\n  \"precise\": 0.1000000000000000000001\n}\n"), nested}) {
+    for (const std::string& text :
+         {std::string("{\n  \"big\": 12345678901234567890123\n}\n"),
+          std::string("{\n  \"precise\": 0.1000000000000000000001\n}\n"), nested}) {
         write_text(settings, text);
         const auto run = sonata({"init", "--yes"});
         EXPECT_EQ(run.exit_code, to_int(ExitCode::bad_data)) << text.substr(0, 40);
@@ -271,21 +291,25 @@ TEST_F(HostileInputs, InitRefusesWhatItCannotRewriteFaithfully) {
 TEST_F(HostileInputs, AnUnreadableMachineConfigIsAnErrorNotNoData) {
     if (::geteuid() == 0 && !fs::exists("/usr/bin/setpriv")) GTEST_SKIP() << "root without setpriv";
     const std::vector<std::string> as_nobody =
-        ::geteuid() == 0 ? std::vector<std::string>{"/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
-                                                    "--clear-groups", "--"}
+        ::geteuid() == 0 ? std::vector<std::string>{"/usr/bin/setpriv", "--reuid=65534",
+                                                    "--regid=65534", "--clear-groups", "--"}
                          : std::vector<std::string>{};
-    fs::permissions(m_dir.path(), fs::perms::owner_all | fs::perms::others_read | fs::perms::others_exec);
+    fs::permissions(m_dir.path(),
+                    fs::perms::owner_all | fs::perms::others_read | fs::perms::others_exec);
     fs::create_directories(m_machine);
     write_text(m_machine + "/config.toml", "gate = \"strict\"\n");
     fs::remove_all(m_project);
     const std::string cwd = m_dir.make_dir("elsewhere");
     fs::permissions(m_dir.path() + "/xdg", fs::perms::all);
     fs::permissions(m_dir.path() + "/xdg/config", fs::perms::all);
-    const auto args = std::vector<std::string>{"plan", "--harness", "codex", "--mode", "plan", "--role", "review",
-                                               "--harness-version", "0.171.0"};
+    const auto args = std::vector<std::string>{"plan",   "--harness", "codex",  "--mode",
+                                               "plan",   "--role",    "review", "--harness-version",
+                                               "0.171.0"};
     fs::permissions(m_machine, fs::perms::all);
     const auto readable = run_sonata(args, m_env, cwd, std::nullopt, as_nobody);
-    EXPECT_EQ(readable.exit_code, to_int(ExitCode::refused)) << "control: strict refuses unmeasured\n" << readable.err;
+    EXPECT_EQ(readable.exit_code, to_int(ExitCode::refused))
+        << "control: strict refuses unmeasured\n"
+        << readable.err;
     fs::permissions(m_machine, fs::perms::none);
     const auto run = run_sonata(args, m_env, cwd, std::nullopt, as_nobody);
     fs::permissions(m_machine, fs::perms::owner_all);
@@ -294,14 +318,16 @@ TEST_F(HostileInputs, AnUnreadableMachineConfigIsAnErrorNotNoData) {
 }
 
 TEST_F(HostileInputs, NoUsableHomeIsAClearErrorNotARootPath) {
-    const auto args = std::vector<std::string>{"plan", "--harness", "gemini", "--mode", "plan", "--role", "review",
-                                               "--harness-version", "0.61.0"};
+    const auto args = std::vector<std::string>{"plan",  "--harness", "gemini", "--mode",
+                                               "plan",  "--role",    "review", "--harness-version",
+                                               "0.61.0"};
     Environment no_home = m_env;
     no_home.erase("HOME");
     no_home.erase("XDG_CONFIG_HOME");
     auto run = run_sonata(args, no_home, m_project);
     EXPECT_EQ(run.exit_code, to_int(ExitCode::config)) << run.out;
-    EXPECT_NE(run.err.find("neither HOME nor XDG_CONFIG_HOME is set"), std::string::npos) << run.err;
+    EXPECT_NE(run.err.find("neither HOME nor XDG_CONFIG_HOME is set"), std::string::npos)
+        << run.err;
     Environment relative = m_env;
     relative["XDG_CONFIG_HOME"] = "cfg";
     run = run_sonata(args, relative, m_project);
@@ -311,13 +337,14 @@ TEST_F(HostileInputs, NoUsableHomeIsAClearErrorNotARootPath) {
 }
 
 TEST_F(HostileInputs, MatrixNumbersOutOfRangeAreBadData) {
-    for (const std::string& evidence : {std::string(R"("duration_ms":9223372036854775000)"),
-                                        std::string(R"("duration_ms":-5)"), std::string(R"("duration_ms":1.5)"),
-                                        std::string(R"("exit_code":4294967296)")}) {
-        write_text(m_dir.path() + "/m.json",
-                   R"({"schema":1,"cells":[{"harness":"codex","version":"1","probe":"p","mode":"plan",)"
-                   R"("role":"read-only","verdict":"enforced","evidence":{)" +
-                       evidence + "}}]}");
+    for (const std::string& evidence :
+         {std::string(R"("duration_ms":9223372036854775000)"), std::string(R"("duration_ms":-5)"),
+          std::string(R"("duration_ms":1.5)"), std::string(R"("exit_code":4294967296)")}) {
+        write_text(
+            m_dir.path() + "/m.json",
+            R"({"schema":1,"cells":[{"harness":"codex","version":"1","probe":"p","mode":"plan",)"
+            R"("role":"read-only","verdict":"enforced","evidence":{)" +
+                evidence + "}}]}");
         const auto run = sonata({"report", "--format", "junit", m_dir.path() + "/m.json"});
         EXPECT_EQ(run.exit_code, to_int(ExitCode::bad_data)) << evidence << "\n" << run.out;
     }
@@ -327,9 +354,12 @@ TEST_F(HostileInputs, ConfigValuesOfTheWrongTypeAreRefused) {
     write_text(m_project + "/sonata.toml", "gate = \"warn\"\nsession_max_age_seconds = true\n");
     const auto run = plan("codex", "plan", "review", "0.171.0");
     EXPECT_EQ(run.exit_code, to_int(ExitCode::config));
-    EXPECT_EQ(run.err.rfind("sonata: error: " + m_project + "/sonata.toml:2: 'session_max_age_seconds' must be", 0), 0U)
+    EXPECT_EQ(run.err.rfind("sonata: error: " + m_project +
+                                "/sonata.toml:2: 'session_max_age_seconds' must be",
+                            0),
+              0U)
         << run.err;
 }
 
-}  // namespace
-}  // namespace sonata
+} // namespace
+} // namespace sonata

@@ -44,13 +44,16 @@ std::string report_path(const std::string& task) {
 }
 
 [[noreturn]] void sleep_forever() {
-    for (;;) std::this_thread::sleep_for(std::chrono::seconds(60));
+    for (;;)
+        std::this_thread::sleep_for(std::chrono::seconds(60));
 }
 
-}  // namespace
+} // namespace
 
 long long now_ns() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
 }
 
 int main(int argc, char** argv) {
@@ -83,7 +86,8 @@ int main(int argc, char** argv) {
         sleep_forever();
     } else if (scenario == "flood") {
         const std::string line(1023, 'x');
-        for (int i = 0; i < 8192; ++i) std::cout << line << '\n';
+        for (int i = 0; i < 8192; ++i)
+            std::cout << line << '\n';
         std::cout << "flood done" << std::endl;
     } else if (scenario == "ignore-term") {
         std::signal(SIGTERM, SIG_IGN);

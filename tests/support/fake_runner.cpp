@@ -5,8 +5,10 @@ namespace sonata::testing {
 
 Result<ProcessResult> FakeRunner::run(const ProcessRequest& request) {
     m_requests.push_back(request);
-    if (m_script.cannot_start) return fail(ExitCode::failure, "cannot start '" + request.argv.front() + "': not found");
-    constexpr int k_fake_pid = 2'000'000'000;  // above any pid_max: a kill of its group reaches nobody
+    if (m_script.cannot_start)
+        return fail(ExitCode::failure, "cannot start '" + request.argv.front() + "': not found");
+    constexpr int k_fake_pid =
+        2'000'000'000; // above any pid_max: a kill of its group reaches nobody
     if (request.on_start) request.on_start(k_fake_pid);
     if (m_script.effect) m_script.effect();
     ProcessResult result = m_script.result;
@@ -19,4 +21,4 @@ Result<ProcessResult> FakeRunner::run(const ProcessRequest& request) {
     return result;
 }
 
-}  // namespace sonata::testing
+} // namespace sonata::testing

@@ -16,8 +16,8 @@ public:
     struct Script {
         std::vector<std::string> chunks;
         ProcessResult result;
-        bool cannot_start = false;  ///< run() fails as when the executable is missing.
-        std::function<void()> effect;  ///< What the "harness" does to the world while it runs.
+        bool cannot_start = false;    ///< run() fails as when the executable is missing.
+        std::function<void()> effect; ///< What the "harness" does to the world while it runs.
     };
 
     explicit FakeRunner(Script script) : m_script(std::move(script)) {}
@@ -31,4 +31,4 @@ private:
     std::vector<ProcessRequest> m_requests;
 };
 
-}  // namespace sonata::testing
+} // namespace sonata::testing

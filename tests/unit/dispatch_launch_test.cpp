@@ -28,7 +28,8 @@ TEST(DispatchLaunch, ThePromptGoesWhereTheChannelSays) {
 }
 
 TEST(DispatchLaunch, PlannedVariablesWinAndUnsetOnesNeverReachTheHarness) {
-    const Environment base{{"PATH", "/bin"}, {"IS_SANDBOX", "1"}, {"SET_BY_PLAN", "inherited"}, {"BOTH", "inherited"}};
+    const Environment base{
+        {"PATH", "/bin"}, {"IS_SANDBOX", "1"}, {"SET_BY_PLAN", "inherited"}, {"BOTH", "inherited"}};
     EXPECT_EQ(child_environment(base, invocation(PromptChannel::argument)),
               (Environment{{"PATH", "/bin"}, {"SET_BY_PLAN", "plan"}}));
 }
@@ -41,5 +42,5 @@ TEST(DispatchLaunch, TheTuiSpecRunsTheArgvAsPlanned) {
     EXPECT_EQ(spec.socket_dir, "/sock");
 }
 
-}  // namespace
-}  // namespace sonata::dispatch
+} // namespace
+} // namespace sonata::dispatch

@@ -21,9 +21,11 @@ protected:
     testing::ScratchDir m_dir;
     std::string m_work = m_dir.make_dir("work");
 
-    /// A run of a write (or read-only) role prepared as dispatch prepares it, supervised with `script`.
+    /// A run of a write (or read-only) role prepared as dispatch prepares it, supervised with
+    /// `script`.
     Receipt supervise_with(FakeRunner::Script script, const std::string& role_kind = "write",
-                           std::size_t log_cap = 1U << 20U, const std::string& harness_report = {}) {
+                           std::size_t log_cap = 1U << 20U,
+                           const std::string& harness_report = {}) {
         Invocation inv;
         inv.argv = {"/opt/harness", "-p"};
         inv.prompt = PromptChannel::argument;
@@ -38,8 +40,15 @@ protected:
         receipt.mode = role_kind == "write" ? "acceptEdits" : "plan";
         receipt.role = role_kind == "write" ? "code" : "review";
         receipt.role_kind = role_kind;
-        const StartRequest request{decision, receipt, "the task", m_work, {}, m_dir.path() + "/runs", "/unused/sonata",
-                                   RunLimits{std::chrono::seconds(60), std::chrono::seconds(60), log_cap}};
+        const StartRequest request{
+            decision,
+            receipt,
+            "the task",
+            m_work,
+            {},
+            m_dir.path() + "/runs",
+            "/unused/sonata",
+            RunLimits{std::chrono::seconds(60), std::chrono::seconds(60), log_cap}};
         auto dir = prepare_run(request);
         EXPECT_TRUE(dir) << dir.error().message;
         m_run = *dir;
@@ -59,12 +68,13 @@ protected:
     }
 
     static std::vector<std::string> outcome(const Receipt& r) {
-        return {std::string(to_string(r.state)), r.report_source, r.degraded ? "degraded" : "whole", r.degraded_reason};
+        return {std::string(to_string(r.state)), r.report_source, r.degraded ? "degraded" : "whole",
+                r.degraded_reason};
     }
 
     std::string provenance(const Receipt& r, int exit) const {
-        return "\n---\nsonata run " + r.id + " · role " + r.role + " · grok@1.0.0 · mode " + r.mode + " · exit " +
-               std::to_string(exit) + "\n";
+        return "\n---\nsonata run " + r.id + " · role " + r.role + " · grok@1.0.0 · mode " +
+               r.mode + " · exit " + std::to_string(exit) + "\n";
     }
 
     std::string m_run;
@@ -75,7 +85,8 @@ TEST_F(Supervisor, TheHarnessGetsThePlannedArgvEnvironmentAndPrompt) {
     const Receipt r = supervise_with(exits(0, {"ok\n"}));
     ASSERT_EQ(m_runner->requests().size(), 1U);
     const ProcessRequest& request = m_runner->requests().front();
-    EXPECT_EQ(request.argv, (std::vector<std::string>{"/opt/harness", "-p", read_text(m_run + "/instructions.md")}));
+    EXPECT_EQ(request.argv, (std::vector<std::string>{"/opt/harness", "-p",
+                                                      read_text(m_run + "/instructions.md")}));
     EXPECT_EQ(request.env.at("PLANNED"), "1");
     EXPECT_EQ(request.env.count("IS_SANDBOX"), 0U);
     EXPECT_EQ(request.cwd, m_work);
@@ -102,11 +113,15 @@ TEST_F(Supervisor, EachEndingHasItsStateReportAndDegradation) {
     FakeRunner::Script crash = exits(139, {"boom\n"});
     crash.result.term_signal = 11;
     EXPECT_EQ(outcome(supervise_with(crash)),
-              (std::vector<std::string>{"failed", "final-message", "degraded", "crashed: killed by signal 11"}));
-    EXPECT_EQ(outcome(supervise_with(exits(2))), (std::vector<std::string>{"failed", "none", "degraded", "exited 2"}));
-    EXPECT_EQ(outcome(supervise_with(exits(0))),
-              (std::vector<std::string>{"failed", "none", "degraded",
-                                        "exited 0 without a report or any output: the model may never have been reached"}));
+              (std::vector<std::string>{"failed", "final-message", "degraded",
+                                        "crashed: killed by signal 11"}));
+    EXPECT_EQ(outcome(supervise_with(exits(2))),
+              (std::vector<std::string>{"failed", "none", "degraded", "exited 2"}));
+    EXPECT_EQ(
+        outcome(supervise_with(exits(0))),
+        (std::vector<std::string>{
+            "failed", "none", "degraded",
+            "exited 0 without a report or any output: the model may never have been reached"}));
     FakeRunner::Script slow = exits(143, {"partial\n"});
     slow.result.timed_out = true;
     slow.result.term_signal = 15;
@@ -116,7 +131,8 @@ TEST_F(Supervisor, EachEndingHasItsStateReportAndDegradation) {
     FakeRunner::Script missing;
     missing.cannot_start = true;
     EXPECT_EQ(outcome(supervise_with(missing)),
-              (std::vector<std::string>{"failed", "none", "degraded", "cannot start '/opt/harness': not found"}));
+              (std::vector<std::string>{"failed", "none", "degraded",
+                                        "cannot start '/opt/harness': not found"}));
     EXPECT_EQ(read_text(m_run + "/exit"), "failed -\n");
 }
 
@@ -124,12 +140,15 @@ TEST_F(Supervisor, TheLogStopsAtItsCapWithOneNote) {
     const Receipt r = supervise_with(exits(0, {"0123456", "789abc", "def"}), "write", 10);
     EXPECT_TRUE(r.log_capped);
     EXPECT_EQ(read_text(m_run + "/harness.log"),
-              "0123456789\n[sonata: harness.log reached its cap of 10 bytes; the rest of the output was dropped]\n");
-    EXPECT_EQ(read_text(m_run + "/report.md"), "0123456789abcdef\n" + provenance(r, 0)) << "the report is not capped by the log";
+              "0123456789\n[sonata: harness.log reached its cap of 10 bytes; the rest of the "
+              "output was dropped]\n");
+    EXPECT_EQ(read_text(m_run + "/report.md"), "0123456789abcdef\n" + provenance(r, 0))
+        << "the report is not capped by the log";
 }
 
 TEST_F(Supervisor, AWriteRoleThatChangedNothingIsNotedAndOneThatDidListsItsFiles) {
-    EXPECT_EQ(supervise_with(exits(0, {"ok\n"})).note, "a write role whose run changed nothing in the workspace");
+    EXPECT_EQ(supervise_with(exits(0, {"ok\n"})).note,
+              "a write role whose run changed nothing in the workspace");
     testing::write_text(m_work + "/old.txt", "old");
     testing::write_text(m_work + "/.sonata/ignored", "x");
     FakeRunner::Script edits = exits(0, {"edited\n"});
@@ -143,5 +162,5 @@ TEST_F(Supervisor, AWriteRoleThatChangedNothingIsNotedAndOneThatDidListsItsFiles
     EXPECT_EQ(r.note, "");
 }
 
-}  // namespace
-}  // namespace sonata::dispatch
+} // namespace
+} // namespace sonata::dispatch
