@@ -17,6 +17,7 @@
 #include "probes/model_server.hpp"
 #include "probes/script.hpp"
 #include "probes/workspace.hpp"
+#include "tests/support/pins.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/sonata_run.hpp"
 
@@ -25,22 +26,9 @@ namespace {
 
 using json = nlohmann::json;
 
-struct Pin {
-    std::string id;
-    std::string version;
-    std::string binary;
-};
+using testing::Pin;
+using testing::pins;
 
-void PrintTo(const Pin& pin, std::ostream* os) { *os << pin.id << " " << pin.version; }
-
-std::vector<Pin> pins() {
-    const auto doc = json::parse(
-        testing::read_text(std::string(SONATA_SOURCE_DIR) + "/tests/conformance/harnesses.json"));
-    std::vector<Pin> out;
-    for (const auto& h : doc.at("harnesses"))
-        out.push_back({h.at("id"), h.at("version"), h.at("binary")});
-    return out;
-}
 
 constexpr std::pair<Mode, RoleKind> k_mappings[] = {{Mode::plan, RoleKind::read_only},
                                                     {Mode::default_mode, RoleKind::write},

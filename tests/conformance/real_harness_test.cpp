@@ -24,6 +24,7 @@
 #include "core/matrix.hpp"
 #include "core/process.hpp"
 #include "reports/diff.hpp"
+#include "tests/support/pins.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/sonata_run.hpp"
 
@@ -33,24 +34,13 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-struct Pin {
-    std::string id;
-    std::string version;
-    std::string binary;
-};
-
-void PrintTo(const Pin& pin, std::ostream* os) { *os << pin.id << " " << pin.version; }
+using testing::Pin;
+using testing::pins;
 
 std::string source(const std::string& relative) { return std::string(SONATA_SOURCE_DIR) + "/" + relative; }
 
 std::string expected_path(const std::string& id) { return source("tests/conformance/expected/" + id + ".json"); }
 
-std::vector<Pin> pins() {
-    const auto doc = json::parse(testing::read_text(source("tests/conformance/harnesses.json")));
-    std::vector<Pin> out;
-    for (const auto& h : doc.at("harnesses")) out.push_back({h.at("id"), h.at("version"), h.at("binary")});
-    return out;
-}
 
 std::string env_or(const char* name, const std::string& fallback) {
     const char* value = std::getenv(name);

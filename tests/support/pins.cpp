@@ -1,0 +1,21 @@
+// Reading the pin manifest.
+#include "tests/support/pins.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "tests/support/sonata_run.hpp"
+
+namespace sonata::testing {
+
+void PrintTo(const Pin& pin, std::ostream* os) { *os << pin.id << " " << pin.version; }
+
+std::vector<Pin> pins() {
+    const auto doc = nlohmann::json::parse(
+        read_text(std::string(SONATA_SOURCE_DIR) + "/tests/conformance/harnesses.json"));
+    std::vector<Pin> out;
+    for (const auto& h : doc.at("harnesses"))
+        out.push_back({h.at("id"), h.at("version"), h.at("binary")});
+    return out;
+}
+
+} // namespace sonata::testing
