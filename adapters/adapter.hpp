@@ -95,6 +95,11 @@ struct ScreenPatterns {
     std::vector<std::string> ready;     ///< Substrings that mean the TUI waits for a task.
     std::vector<std::string> submit_keys{"Enter"};  ///< Keys that submit typed text.
     std::vector<std::string> deny_keys{"Escape"};   ///< Keys that decline an approval prompt.
+    std::vector<std::string> approve_keys{"y"};     ///< Keys that accept an approval prompt once.
+    /// Substrings that mean the model is still at work (a dispatch does not call the turn over).
+    std::vector<std::string> busy;
+    /// Keys that quit the TUI from an empty task box, once a dispatch's work is done.
+    std::vector<std::string> quit_keys{"C-d"};
     /// Substrings of a question sonata always answers "no" before the task runs (codex's review of
     /// the repository's hooks), and the tmux key names that give that answer.
     std::vector<std::string> decline;

@@ -181,7 +181,11 @@ public:
         patterns.approval = {"Would you like to run the following command?",
                              "Would you like to make the following edits?"};
         patterns.deny_keys = {"Escape"};
+        patterns.approve_keys = {"y"}; // "1. Yes, proceed (y)"
         patterns.ready = {"Ask Codex to do anything", "? for shortcuts"};
+        patterns.busy = {"esc to interrupt"}; // "• Working (3s • esc to interrupt)"
+        // Ctrl+C twice within a second quits (the first one alone only arms the quit).
+        patterns.quit_keys = {"C-c", "C-c"};
         // hostile-workspace (codex 0.171.0): repository hooks put up "Hooks need review" before
         // the first task; "3. Continue without trusting (hooks won't run)" is the only answer.
         patterns.decline = {"Hooks need review"};

@@ -86,6 +86,8 @@ public:
         patterns.trust = {"Do you trust the files in this folder?"};
         patterns.trust_keys = {"y"};
         patterns.ready = {"type a task and press Enter"};
+        patterns.approve_keys = {"y"};
+        patterns.quit_keys = {"C-d"}; // end of input at an empty task prompt
         return patterns;
     }
 

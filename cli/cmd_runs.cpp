@@ -25,6 +25,8 @@ namespace {
 struct RunArgs {
     std::string id;
     bool json = false;
+    bool yes = false;
+    bool no = false;
     bool follow = false;
     std::optional<long> timeout;
     std::optional<std::string> older_than;
@@ -73,6 +75,41 @@ Result<int> run_cancel(const RunArgs& args, const Context& context) {
     if (!receipt) return tl::unexpected(receipt.error());
     std::cout << status_line(*receipt) << '\n';
     return 0;
+}
+
+Result<int> run_approve(const RunArgs& args, const Context& context) {
+    if (args.yes == args.no) return fail(ExitCode::usage, "approve takes one of --yes and --no");
+    auto dir = dir_of(args.id, context);
+    if (!dir) return tl::unexpected(dir.error());
+    auto receipt = dispatch::approve_run(*dir, args.yes, std::chrono::seconds(15));
+    if (!receipt) return tl::unexpected(receipt.error());
+    std::cout << status_line(*receipt) << '\n';
+    return 0;
+}
+
+/// Attaches this terminal to a TUI run's tmux session (tmux replaces sonata).
+Result<int> run_attach(const RunArgs& args, const Context& context) {
+    auto dir = dir_of(args.id, context);
+    if (!dir) return tl::unexpected(dir.error());
+    auto receipt = dispatch::run_status(*dir);
+    if (!receipt) return tl::unexpected(receipt.error());
+    if (!receipt->interactive)
+        return fail(ExitCode::usage, "run " + receipt->id +
+                                         " runs headless: there is no TUI to "
+                                         "attach to (`sonata log " +
+                                         receipt->id + " --follow`)");
+    if (dispatch::is_final(receipt->state))
+        return fail(ExitCode::usage, "run " + receipt->id + " has ended (" +
+                                         std::string(to_string(receipt->state)) + ")");
+    if (receipt->attach.empty())
+        return fail(ExitCode::failure, "run " + receipt->id + " has not started its TUI yet");
+    std::vector<char*> argv;
+    for (auto& a : receipt->attach)
+        argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::cout.flush();
+    ::execv(argv[0], argv.data());
+    return fail(ExitCode::failure, "cannot run " + receipt->attach.front());
 }
 
 /// Copies harness.log to stdout; with --follow, keeps copying until the run is final.
@@ -204,6 +241,13 @@ void add_runs(CLI::App& app, Action& action) {
     auto log = std::make_shared<RunArgs>();
     add_run_command(app, action, "log", "Print a run's harness.log", run_log, log, true)
         ->add_flag("--follow,-f", log->follow, "Keep printing until the run ends");
+    auto approve = std::make_shared<RunArgs>();
+    auto* a = add_run_command(app, action, "approve", "Answer the approval card a paused run shows",
+                              run_approve, approve, true);
+    a->add_flag("--yes", approve->yes, "Accept what the card asks, once");
+    a->add_flag("--no", approve->no, "Decline it");
+    add_run_command(app, action, "attach", "Attach this terminal to a TUI run (detach: C-b d)",
+                    run_attach, std::make_shared<RunArgs>(), true);
     add_run_command(app, action, "cancel", "Stop a run: kill its harness, keep everything it wrote",
                     run_cancel, std::make_shared<RunArgs>(), true);
     auto runs = std::make_shared<RunArgs>();

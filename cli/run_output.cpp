@@ -13,7 +13,7 @@ std::string status_line(const dispatch::Receipt& r) {
     std::string line = r.id + "  " + std::string(to_string(r.state)) + "  " + r.harness + "@" +
                        r.version + "  " + r.mode + "  " + r.role;
     if (r.state == dispatch::RunState::paused && !r.prompt.empty())
-        line += "  waiting: " + r.prompt;
+        line += "  waiting for approval:\n" + r.prompt;
     if (r.degraded) line += "  degraded: " + r.degraded_reason;
     if (dispatch::is_final(r.state))
         line += "  report: " + (r.report_source.empty() ? "none" : r.report_source);
@@ -37,6 +37,8 @@ void print_run(const std::string& run_dir, const dispatch::Receipt& r, bool json
         return;
     }
     std::cout << status_line(r) << '\n';
+    if (r.state == dispatch::RunState::paused)
+        std::cout << "answer with: sonata approve " << r.id << " --yes (or --no)\n";
     if (!dispatch::is_final(r.state)) std::cout << "continue with: sonata wait " << r.id << '\n';
 }
 

@@ -185,6 +185,10 @@ Result<std::unique_ptr<TmuxSession>> TmuxSession::start(ProcessRunner& runner,
 
 TmuxSession::~TmuxSession() { shutdown(); }
 
+std::vector<std::string> TmuxSession::attach_argv() const {
+    return {m_tmux, "-S", m_socket_path, "attach-session", "-t", k_target};
+}
+
 Result<std::string> TmuxSession::run_tmux(const std::vector<std::vector<std::string>>& commands) {
     ProcessRequest request;
     request.argv = {m_tmux, "-L", m_socket, "-f", "/dev/null", "-u"};

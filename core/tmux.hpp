@@ -81,6 +81,9 @@ public:
     Result<PaneStatus> status();
 
     const std::string& socket_name() const { return m_socket; }
+    const std::string& socket_path() const { return m_socket_path; }
+    /// The argv of a client that attaches a terminal to this session (`sonata attach`).
+    std::vector<std::string> attach_argv() const;
     int server_pid() const { return m_server_pid; }
     int pane_pid() const { return m_pane_pid; }  ///< Also the pane's process-group id.
 

@@ -31,6 +31,11 @@ constexpr std::array<std::pair<std::string_view, RunState>, 9> k_states{{
 /// Reads one field strictly: present and of the type of `out`.
 template <class T> void take(const json& j, const char* key, T& out) { out = j.at(key).get<T>(); }
 
+/// Reads a field added within schema 1 (absent from the first receipts): absent keeps `out`.
+template <class T> void take_added(const json& j, const char* key, T& out) {
+    if (j.contains(key)) take(j, key, out);
+}
+
 } // namespace
 
 std::string_view to_string(RunState state) {
@@ -85,6 +90,10 @@ std::string receipt_to_json(const Receipt& r) {
     j["term_signal"] = r.term_signal;
     j["timed_out"] = r.timed_out;
     j["prompt"] = r.prompt;
+    json approvals = json::array();
+    for (const auto& a : r.approvals)
+        approvals.push_back({{"card", a.card}, {"answer", a.answer}, {"at", a.at}});
+    j["approvals"] = approvals;
     j["report_source"] = r.report_source;
     j["degraded"] = r.degraded;
     j["degraded_reason"] = r.degraded_reason;
@@ -95,6 +104,9 @@ std::string receipt_to_json(const Receipt& r) {
     j["supervisor_pid"] = r.supervisor_pid;
     j["supervisor_start"] = r.supervisor_start;
     j["harness_pgid"] = r.harness_pgid;
+    j["tmux_server_pid"] = r.tmux_server_pid;
+    j["tmux_server_start"] = r.tmux_server_start;
+    j["attach"] = r.attach;
     return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
@@ -144,6 +156,13 @@ Result<Receipt> parse_receipt(std::string_view text, const std::string& source) 
         take(j, "term_signal", r.term_signal);
         take(j, "timed_out", r.timed_out);
         take(j, "prompt", r.prompt);
+        if (j.contains("approvals")) {
+            for (const auto& a : j.at("approvals")) {
+                r.approvals.push_back({a.at("card").get<std::string>(),
+                                       a.at("answer").get<std::string>(),
+                                       a.at("at").get<std::string>()});
+            }
+        }
         take(j, "report_source", r.report_source);
         take(j, "degraded", r.degraded);
         take(j, "degraded_reason", r.degraded_reason);
@@ -154,6 +173,9 @@ Result<Receipt> parse_receipt(std::string_view text, const std::string& source) 
         take(j, "supervisor_pid", r.supervisor_pid);
         take(j, "supervisor_start", r.supervisor_start);
         take(j, "harness_pgid", r.harness_pgid);
+        take_added(j, "tmux_server_pid", r.tmux_server_pid);
+        take_added(j, "tmux_server_start", r.tmux_server_start);
+        take_added(j, "attach", r.attach);
     } catch (const json::exception& e) {
         return fail(ExitCode::bad_data,
                     source + ": malformed receipt (" + std::string(e.what()) + ")");

@@ -41,6 +41,15 @@ struct ReliedProbe {
     bool operator==(const ReliedProbe&) const = default;
 };
 
+/// An approval card a paused run showed and the answer `sonata approve` gave it.
+struct Approval {
+    std::string card;   ///< The card's text, as `prompt` held it.
+    std::string answer; ///< "yes" or "no".
+    std::string at;     ///< ISO 8601 UTC.
+
+    bool operator==(const Approval&) const = default;
+};
+
 struct Receipt {
     static constexpr int k_schema = 1;
     int schema = k_schema;
@@ -67,8 +76,10 @@ struct Receipt {
     int term_signal = 0;
     bool timed_out = false;
     RunState state = RunState::starting;
-    std::string prompt;        ///< paused: the approval card's text.
-    std::string report_source; ///< "report.md", "final-message", "terminal-output" or "none".
+    std::string prompt;              ///< paused: the approval card's text.
+    std::vector<Approval> approvals; ///< Cards answered so far, oldest first.
+    /// "report.md", "final-message", "terminal-output", "pane-text" or "none".
+    std::string report_source;
     bool degraded = false;
     std::string degraded_reason;
     bool log_capped = false;     ///< harness.log reached its cap; the rest was dropped.
@@ -79,6 +90,9 @@ struct Receipt {
     std::uint64_t supervisor_start =
         0; ///< Its start time (/proc stat field 22), against pid reuse.
     int harness_pgid = 0;
+    int tmux_server_pid = 0; ///< A TUI run's private tmux server.
+    std::uint64_t tmux_server_start = 0;
+    std::vector<std::string> attach; ///< A TUI run: the argv that attaches a terminal to it.
 
     bool operator==(const Receipt&) const = default;
 };

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
@@ -19,6 +20,7 @@
 #include <thread>
 
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "adapters/registry.hpp"
@@ -26,8 +28,10 @@
 #include "core/proc_stat.hpp"
 #include "core/session.hpp"
 #include "core/text.hpp"
+#include "core/tmux.hpp"
 #include "dispatch/launch.hpp"
 #include "dispatch/run_dir.hpp"
+#include "dispatch/tui_driver.hpp"
 #include "dispatch/worktree.hpp"
 
 namespace sonata::dispatch {
@@ -44,6 +48,9 @@ constexpr std::chrono::seconds k_start_grace{30}; ///< A run still `starting` af
 constexpr std::size_t k_max_report_bytes = 256U << 10U; ///< A report from the output keeps its end.
 
 std::atomic<bool> g_cancel{false};
+constexpr const char* k_lost_reason =
+    "the supervisor ended without recording the run's end (it died, or its run directory could "
+    "not be written); its harness was killed";
 
 void on_stop_signal(int) { g_cancel.store(true); }
 
@@ -86,6 +93,7 @@ json plan_json(const StartRequest& request) {
             {"env_unset", inv.env_unset},
             {"cwd", request.cwd},
             {"prompt_stdin", inv.prompt == PromptChannel::stdin_pipe},
+            {"interactive", inv.interactive},
             {"timeout_s", request.limits.timeout.count()},
             {"stall_s", request.limits.stall.count()},
             {"log_cap", request.limits.log_cap}};
@@ -130,6 +138,13 @@ Result<void> spawn_detached(const std::vector<std::string>& argv, const Environm
     return {};
 }
 
+/// Kills whatever of a run may still run: the harness's group and a TUI run's tmux server.
+void kill_what_runs(const Receipt& r) {
+    if (r.harness_pgid > 0) ::kill(-r.harness_pgid, SIGKILL);
+    if (r.tmux_server_pid > 0 && start_time_of(r.tmux_server_pid) == r.tmux_server_start)
+        ::kill(r.tmux_server_pid, SIGKILL);
+}
+
 /// The watchdog's whole life: wait for the supervisor to go, then make sure its run is not left
 /// running or reading `running`.
 [[noreturn]] void watchdog(const std::string& dir, int fd) {
@@ -140,12 +155,11 @@ Result<void> spawn_detached(const std::vector<std::string>& argv, const Environm
     }
     auto receipt = load_receipt(dir);
     if (receipt && !is_final(receipt->state)) {
-        if (receipt->harness_pgid > 0) ::kill(-receipt->harness_pgid, SIGKILL);
+        kill_what_runs(*receipt);
         receipt->state = RunState::lost;
         receipt->ended_at = utc_now();
         receipt->degraded = true;
-        receipt->degraded_reason =
-            "the supervisor died before the run ended; its harness was killed";
+        receipt->degraded_reason = k_lost_reason;
         (void)save_receipt(dir, *receipt); // nothing is left to tell if this fails
     }
     ::_exit(0);
@@ -191,11 +205,32 @@ struct SharedReceipt {
     std::string dir;
     Receipt receipt;
     std::mutex mutex;
+    std::uint64_t dir_inode = 0;
+    std::string abandoned; ///< Why the run was stopped because its directory cannot keep it.
 
     template <class F> void update(F change) {
         const std::lock_guard<std::mutex> lock(mutex);
+        const Receipt before = receipt;
         change(receipt);
-        (void)save_receipt(dir, receipt); // a lost update is rewritten at the next change
+        if (receipt == before) return;
+        if (!save_receipt(dir, receipt)) abandon("its run directory cannot be written");
+    }
+
+    /// A run whose directory was removed or replaced cannot be recorded: its harness is stopped
+    /// rather than left running unobserved (as it is when a receipt cannot be written).
+    void check_dir() {
+        struct stat st {};
+        const std::lock_guard<std::mutex> lock(mutex);
+        if (::stat(dir.c_str(), &st) != 0 || (dir_inode != 0 && st.st_ino != dir_inode))
+            abandon("its run directory was removed");
+        else if (dir_inode == 0)
+            dir_inode = st.st_ino;
+    }
+
+private:
+    void abandon(std::string why) {
+        if (abandoned.empty()) abandoned = "stopped: " + std::move(why);
+        g_cancel.store(true);
     }
 };
 
@@ -205,9 +240,19 @@ std::string trimmed(const std::string& text) {
     return text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1);
 }
 
+/// How the harness ended, in the terms the report rules take.
+struct HarnessEnd {
+    ProcessResult result;
+    /// A TUI run: the work was done (report landed, turn over) and sonata quit the TUI itself.
+    bool ended_by_sonata = false;
+    bool tui = false;
+};
+
 /// The report, the final state and whether the run is degraded, from how the harness ended.
-void conclude(Receipt& r, const ProcessResult& result, bool cancelled, const RunFiles& files) {
-    r.exit_code = result.exit_code;
+void conclude(Receipt& r, const HarnessEnd& end, bool cancelled, const std::string& abandoned,
+              const RunFiles& files) {
+    const ProcessResult& result = end.result;
+    if (!end.ended_by_sonata || result.exit_code >= 0) r.exit_code = result.exit_code;
     r.term_signal = result.term_signal;
     r.timed_out = result.timed_out;
     auto written = read_file_bounded(files.report(), 64U << 20U);
@@ -216,7 +261,9 @@ void conclude(Receipt& r, const ProcessResult& result, bool cancelled, const Run
     } else if (std::string final_text = trimmed(result.out); !final_text.empty()) {
         // A read-only run cannot write report.md: its terminal output is its report. The report
         // is the end of that output; all of it (to the cap) is in harness.log.
-        r.report_source = r.role_kind == "read-only" ? "terminal-output" : "final-message";
+        r.report_source = end.tui                      ? "pane-text"
+                          : r.role_kind == "read-only" ? "terminal-output"
+                                                       : "final-message";
         if (final_text.size() > k_max_report_bytes) {
             final_text = "[sonata: the output's first " +
                          std::to_string(final_text.size() - k_max_report_bytes) +
@@ -234,11 +281,15 @@ void conclude(Receipt& r, const ProcessResult& result, bool cancelled, const Run
         r.degraded_reason = std::move(why);
     };
     r.state = RunState::done;
-    if (cancelled)
+    if (!abandoned.empty())
+        degrade(RunState::failed, abandoned);
+    else if (cancelled)
         degrade(RunState::cancelled, "cancelled");
     else if (result.timed_out)
         degrade(RunState::timed_out, "timed out; the harness's process group was killed");
-    else if (result.term_signal != 0)
+    else if (end.ended_by_sonata) {
+        if (r.report_source == "none") degrade(RunState::failed, "the TUI showed no report");
+    } else if (result.term_signal != 0)
         degrade(RunState::failed,
                 "crashed: killed by signal " + std::to_string(result.term_signal));
     else if (result.exit_code != 0)
@@ -248,9 +299,10 @@ void conclude(Receipt& r, const ProcessResult& result, bool cancelled, const Run
                 "exited 0 without a report or any output: the model may never have been reached");
     }
     if (r.report_source != "none") {
+        const std::string exit = r.exit_code ? std::to_string(*r.exit_code) : "- (quit by sonata)";
         const std::string provenance = "\n---\nsonata run " + r.id + " · role " + r.role + " · " +
                                        r.harness + "@" + r.version + " · mode " + r.mode +
-                                       " · exit " + std::to_string(result.exit_code) + "\n";
+                                       " · exit " + exit + "\n";
         auto report = read_file_bounded(files.report(), 64U << 20U);
         if (report)
             (void)write_file_atomic(files.report(), *report + provenance,
@@ -267,16 +319,69 @@ Result<json> load_plan(const RunFiles& files) {
     return plan;
 }
 
-/// Runs the harness as the plan says, feeding the log, the stall clock and the receipt.
-Result<ProcessResult> run_harness(const json& plan, const std::string& prompt,
-                                  SharedReceipt& shared, const RunFiles& files,
-                                  ProcessRunner& runner) {
+Invocation invocation_of(const json& plan) {
     Invocation inv;
     inv.argv = plan.at("argv").get<std::vector<std::string>>();
     inv.env = plan.at("env").get<std::map<std::string, std::string>>();
     inv.env_unset = plan.at("env_unset").get<std::vector<std::string>>();
-    inv.prompt =
-        plan.at("prompt_stdin").get<bool>() ? PromptChannel::stdin_pipe : PromptChannel::argument;
+    inv.interactive = plan.value("interactive", false);
+    inv.prompt = inv.interactive                       ? PromptChannel::tmux_keys
+                 : plan.at("prompt_stdin").get<bool>() ? PromptChannel::stdin_pipe
+                                                       : PromptChannel::argument;
+    return inv;
+}
+
+/// Marks the run `stalled` while nothing was heard from the harness for the stall limit, and
+/// `running` again once something is; a thread of its own, stopped by the destructor.
+class StallClock {
+public:
+    StallClock(SharedReceipt& shared, std::chrono::seconds stall)
+        : m_shared(shared), m_stall(stall), m_thread([this] { loop(); }) {}
+    ~StallClock() {
+        {
+            const std::lock_guard<std::mutex> lock(m_mutex);
+            m_stop = true;
+        }
+        m_changed.notify_one();
+        m_thread.join();
+    }
+    StallClock(const StallClock&) = delete;
+    StallClock& operator=(const StallClock&) = delete;
+
+    void heard() { m_last = Clock::now().time_since_epoch().count(); }
+
+private:
+    void loop() {
+        for (;;) {
+            {
+                std::unique_lock<std::mutex> lock(m_mutex);
+                if (m_changed.wait_for(lock, std::chrono::milliseconds(200),
+                                       [&] { return m_stop; }))
+                    return;
+            }
+            m_shared.check_dir();
+            const bool quiet =
+                Clock::now() - Clock::time_point(Clock::duration(m_last.load())) > m_stall;
+            m_shared.update([&](Receipt& r) {
+                if (quiet && r.state == RunState::running) r.state = RunState::stalled;
+                if (!quiet && r.state == RunState::stalled) r.state = RunState::running;
+            });
+        }
+    }
+
+    SharedReceipt& m_shared;
+    std::chrono::seconds m_stall;
+    std::atomic<Clock::rep> m_last{Clock::now().time_since_epoch().count()};
+    bool m_stop = false;
+    std::mutex m_mutex;
+    std::condition_variable m_changed;
+    std::thread m_thread; // last: starts once the rest is built
+};
+
+/// Runs the harness as the plan says, feeding the log, the stall clock and the receipt.
+Result<HarnessEnd> run_headless(const json& plan, const std::string& prompt, SharedReceipt& shared,
+                                const RunFiles& files, ProcessRunner& runner) {
+    const Invocation inv = invocation_of(plan);
     ProcessRequest request =
         headless_request(inv, prompt, child_environment(current_environment(), inv),
                          plan.at("cwd").get<std::string>());
@@ -284,45 +389,167 @@ Result<ProcessResult> run_harness(const json& plan, const std::string& prompt,
     request.kill_grace = std::chrono::seconds(5);
     request.max_output_bytes = k_max_output_kept;
     request.cancel = &g_cancel;
-    const auto stall = std::chrono::seconds(plan.at("stall_s").get<long>());
     BoundedLog log(files.log(), plan.at("log_cap").get<std::size_t>());
-    std::atomic<Clock::rep> last_output{Clock::now().time_since_epoch().count()};
+    StallClock stall(shared, std::chrono::seconds(plan.at("stall_s").get<long>()));
     request.on_start = [&](int pid) {
         (void)write_file_atomic(files.pgid(), std::to_string(pid) + "\n",
                                 WriteOptions{0600, false, false});
         shared.update([&](Receipt& r) { r.harness_pgid = pid; });
     };
     request.on_output = [&](OutputStream, std::string_view chunk) {
-        last_output = Clock::now().time_since_epoch().count();
+        stall.heard();
         if (log.write(chunk)) shared.update([](Receipt& r) { r.log_capped = true; });
     };
-    bool finished = false;
-    std::mutex finished_mutex;
-    std::condition_variable finished_changed;
-    std::thread stall_clock([&] {
-        for (;;) {
-            {
-                std::unique_lock<std::mutex> lock(finished_mutex);
-                if (finished_changed.wait_for(lock, std::chrono::milliseconds(200),
-                                              [&] { return finished; }))
-                    return;
-            }
-            const bool quiet =
-                Clock::now() - Clock::time_point(Clock::duration(last_output.load())) > stall;
-            shared.update([&](Receipt& r) {
-                if (quiet && r.state == RunState::running) r.state = RunState::stalled;
-                if (!quiet && r.state == RunState::stalled) r.state = RunState::running;
-            });
-        }
-    });
     auto result = runner.run(request);
-    {
-        const std::lock_guard<std::mutex> lock(finished_mutex);
-        finished = true;
+    if (!result) return tl::unexpected(result.error());
+    return HarnessEnd{std::move(*result), false, false};
+}
+
+/// The one-line task typed into a TUI: the instructions themselves are a file (a typed newline
+/// would submit half a task).
+std::string typed_task(const RunFiles& files) {
+    return "Read the file " + files.instructions() +
+           " and do the task it describes; it says where your report goes.";
+}
+
+/// A paused TUI run waits here for `sonata approve` (its answer file), the harness's exit, the
+/// deadline or a cancel. Returns the answer ("yes"/"no"), or empty when the wait ended otherwise.
+std::string await_answer(TmuxSession& tui, const RunFiles& files, const std::string& card,
+                         Clock::time_point deadline) {
+    while (Clock::now() < deadline && !g_cancel.load()) {
+        if (auto text = read_file_bounded(files.answer(), 1U << 20U)) {
+            ::unlink(files.answer().c_str());
+            const auto newline = text->find('\n');
+            const std::string answer = text->substr(0, newline);
+            const std::string for_card =
+                newline == std::string::npos ? std::string() : text->substr(newline + 1);
+            // An answer to a card no longer up (a stale approve) is dropped.
+            if ((answer == "yes" || answer == "no") && for_card == card) return answer;
+        }
+        auto status = tui.status();
+        if (!status || status->exited) return {};
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
-    finished_changed.notify_one();
-    stall_clock.join();
-    return result;
+    return {};
+}
+
+/// Runs a TUI mapping in tmux on a server of the run's own, driven by the dispatch policy:
+/// trust answered, never-accept cards declined, approval cards pause the run for the user, and
+/// once the report has landed or the model's turn is over, the TUI is quit.
+Result<HarnessEnd> run_tui(const json& plan, SharedReceipt& shared, const RunFiles& files,
+                           ProcessRunner& runner) {
+    constexpr auto k_turn_quiet = std::chrono::seconds(3);
+    const Invocation inv = invocation_of(plan);
+    const auto adapter = adapters::find_adapter(shared.receipt.harness);
+    if (!adapter) return tl::unexpected(adapter.error());
+    const adapters::ScreenPatterns patterns = (*adapter)->screen_patterns();
+    const TmuxSpec spec = tui_spec(inv, child_environment(current_environment(), inv),
+                                   plan.at("cwd").get<std::string>(), files.dir);
+    auto session = TmuxSession::start(runner, spec);
+    if (!session) return tl::unexpected(session.error());
+    TmuxSession& tui = **session;
+    shared.update([&](Receipt& r) {
+        r.harness_pgid = tui.pane_pid();
+        r.tmux_server_pid = tui.server_pid();
+        r.tmux_server_start = start_time_of(tui.server_pid());
+        r.attach = tui.attach_argv();
+    });
+    const auto deadline = Clock::now() + std::chrono::seconds(plan.at("timeout_s").get<long>());
+    const auto log_cap = plan.at("log_cap").get<std::size_t>();
+    StallClock stall(shared, std::chrono::seconds(plan.at("stall_s").get<long>()));
+    const bool read_only = shared.receipt.role_kind == "read-only";
+
+    std::string last_screen;
+    std::string submitted_screen;
+    bool turn_began = false; // the screen moved (or showed work) after the task was submitted
+    auto last_change = Clock::now();
+    TuiPolicy policy;
+    policy.on_approval = OnApproval::pause;
+    policy.on_poll = [&](const std::string& screen) {
+        if (screen != last_screen) {
+            last_screen = screen;
+            last_change = Clock::now();
+            stall.heard();
+        }
+        const bool busy =
+            !patterns.busy.empty() &&
+            std::any_of(patterns.busy.begin(), patterns.busy.end(),
+                        [&](const auto& b) { return screen.find(b) != std::string::npos; });
+        if (!submitted_screen.empty() && (busy || screen != submitted_screen)) turn_began = true;
+    };
+    policy.on_screen = [&](const std::string& what, const std::string& screen) {
+        if (what == "submitted") submitted_screen = screen.empty() ? " " : screen;
+    };
+    policy.model_reached = [&] { return turn_began; };
+    policy.finished = [&] {
+        if (!read_only) {
+            auto report = read_file_bounded(files.report(), 64U << 20U);
+            if (report && !trimmed(*report).empty()) return true;
+        }
+        const std::string& screen = last_screen;
+        const auto shows = [&](const std::vector<std::string>& needles) {
+            return std::any_of(needles.begin(), needles.end(), [&](const auto& n) {
+                return !n.empty() && screen.find(n) != std::string::npos;
+            });
+        };
+        return turn_began && Clock::now() - last_change >= k_turn_quiet && !shows(patterns.busy) &&
+               !shows(patterns.approval) && (patterns.ready.empty() || shows(patterns.ready));
+    };
+
+    HarnessEnd end;
+    end.tui = true;
+    for (;;) {
+        const TuiOutcome out =
+            drive_tui(tui, patterns, typed_task(files), policy, deadline, &g_cancel);
+        policy.prompt_sent = policy.prompt_sent || !submitted_screen.empty();
+        if (out.end == TuiEnd::approval) {
+            shared.update([&](Receipt& r) {
+                r.state = RunState::paused;
+                r.prompt = out.card;
+            });
+            const std::string answer = await_answer(tui, files, out.card, deadline);
+            if (answer.empty()) continue; // exited, cancelled or timed out: the next drive says
+            (void)tui.send_keys(answer == "yes" ? patterns.approve_keys : patterns.deny_keys);
+            policy.answered_card = out.card;
+            shared.update([&](Receipt& r) {
+                r.approvals.push_back({out.card, answer, utc_now()});
+                r.prompt.clear();
+                r.state = RunState::running;
+            });
+            stall.heard();
+            continue;
+        }
+        if (out.end == TuiEnd::finished) {
+            (void)tui.send_keys(patterns.quit_keys);
+            auto status = tui.wait_for_exit(std::chrono::seconds(10));
+            end.ended_by_sonata = true;
+            if (status && status->exited) {
+                end.result.exit_code = status->exit_code;
+                end.result.term_signal = status->term_signal;
+            }
+        } else if (out.end == TuiEnd::exited) {
+            end.result.exit_code = out.exit_code;
+            end.result.term_signal = out.term_signal;
+        } else if (out.end == TuiEnd::timed_out) {
+            end.result.timed_out = true;
+        } else if (out.end == TuiEnd::trust) {
+            return fail(ExitCode::failure,
+                        "the TUI asked to trust the folder and sonata has no keys to answer it");
+        } else if (out.end == TuiEnd::error) {
+            return fail(ExitCode::failure, "the TUI's tmux failed: " + out.error);
+        }
+        break;
+    }
+    auto history = tui.capture_history();
+    std::string text = history ? *history : last_screen;
+    if (text.size() > log_cap) {
+        text = text.substr(text.size() - log_cap);
+        shared.update([](Receipt& r) { r.log_capped = true; });
+    }
+    (void)write_file_atomic(files.log(), text, WriteOptions{0600, false, false});
+    // The pane text is the report of a TUI that wrote none: the task typed is not part of it.
+    end.result.out = text;
+    return end;
 }
 
 bool supervisor_alive(const Receipt& r) {
@@ -343,13 +570,6 @@ Result<std::string> start_run(const StartRequest& request) {
 Result<std::string> prepare_run(const StartRequest& request) {
     if (!request.decision.runs())
         return fail(ExitCode::refused, "internal error: start_run on a refusal");
-    if (request.decision.invocation().interactive) {
-        return fail(ExitCode::failure,
-                    request.decision.harness + " runs as a TUI in " +
-                        std::string(to_string(request.decision.effective_mode)) +
-                        " mode, and dispatching TUI mappings is not built yet: dispatch in a mode "
-                        "whose mapping is headless (`sonata plan` shows which)");
-    }
     auto id = create_run_dir(request.runs_root);
     if (!id) return tl::unexpected(id.error());
     const RunFiles files{request.runs_root + "/" + *id};
@@ -394,7 +614,7 @@ int supervise(const std::string& dir, ProcessRunner& runner) {
     ::close(pipe_fds[0]);
     for (const int sig : {SIGTERM, SIGINT, SIGHUP})
         std::signal(sig, on_stop_signal);
-    SharedReceipt shared{dir, *receipt, {}};
+    SharedReceipt shared{dir, *receipt, {}, 0, {}};
     shared.update([&](Receipt& r) {
         r.state = RunState::running;
         r.supervisor_pid = static_cast<int>(::getpid());
@@ -403,7 +623,9 @@ int supervise(const std::string& dir, ProcessRunner& runner) {
     });
     const std::string cwd = plan->at("cwd").get<std::string>();
     const Fingerprint before = fingerprint(cwd);
-    auto result = run_harness(*plan, *prompt, shared, files, runner);
+    auto result = plan->value("interactive", false)
+                      ? run_tui(*plan, shared, files, runner)
+                      : run_headless(*plan, *prompt, shared, files, runner);
     const Fingerprint after = fingerprint(cwd);
     shared.update([&](Receipt& r) {
         r.ended_at = utc_now();
@@ -414,7 +636,7 @@ int supervise(const std::string& dir, ProcessRunner& runner) {
             r.report_source = "none";
             return;
         }
-        conclude(r, *result, g_cancel.load(), files);
+        conclude(r, *result, g_cancel.load(), shared.abandoned, files);
         r.files_changed = changes(before, after);
         if (after.truncated) r.note = "the workspace has too many files to fingerprint them all";
         if (r.role_kind == "write" && r.files_changed.empty() && r.state == RunState::done) {
@@ -423,7 +645,7 @@ int supervise(const std::string& dir, ProcessRunner& runner) {
         if (auto adapter = adapters::find_adapter(r.harness)) {
             const auto env = current_environment();
             const auto home = env.find("HOME");
-            r.harness_session = (*adapter)->session_id(result->out, result->err,
+            r.harness_session = (*adapter)->session_id(result->result.out, result->result.err,
                                                        home == env.end() ? "" : home->second);
         }
     });
@@ -451,12 +673,12 @@ Result<Receipt> run_status(const std::string& dir) {
         return receipt;
     }
     // The supervisor is gone and its watchdog did not mark the run: do its job.
-    if (receipt->harness_pgid > 0) ::kill(-receipt->harness_pgid, SIGKILL);
+    kill_what_runs(*receipt);
     receipt->state = RunState::lost;
     receipt->ended_at = utc_now();
     receipt->degraded = true;
-    receipt->degraded_reason = "the supervisor died before the run ended; its harness was killed";
-    if (auto ok = save_receipt(dir, *receipt); !ok) return tl::unexpected(ok.error());
+    receipt->degraded_reason = k_lost_reason;
+    (void)save_receipt(dir, *receipt); // a run directory that cannot be written still reads lost
     return receipt;
 }
 
@@ -485,7 +707,44 @@ Result<Receipt> cancel_run(const std::string& dir) {
     if (!receipt || is_final(receipt->state)) return receipt;
     if (receipt->supervisor_pid > 0 && supervisor_alive(*receipt))
         ::kill(receipt->supervisor_pid, SIGTERM);
-    return wait_run(dir, std::chrono::seconds(30));
+    const auto deadline = Clock::now() + std::chrono::seconds(30);
+    for (;;) { // until final: a paused or stalled run is not yet cancelled
+        while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+        }
+        receipt = run_status(dir);
+        if (!receipt || is_final(receipt->state) || Clock::now() >= deadline) return receipt;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+}
+
+Result<Receipt> approve_run(const std::string& dir, bool yes, std::chrono::milliseconds window) {
+    auto receipt = run_status(dir);
+    if (!receipt) return receipt;
+    if (receipt->state != RunState::paused) {
+        return fail(ExitCode::usage, "run " + receipt->id + " is " +
+                                         std::string(to_string(receipt->state)) +
+                                         ", not paused: it shows no card to answer");
+    }
+    const RunFiles files{dir};
+    const std::size_t answered = receipt->approvals.size();
+    if (auto ok = write_file_atomic(files.answer(),
+                                    std::string(yes ? "yes" : "no") + "\n" + receipt->prompt,
+                                    WriteOptions{0600, false, false});
+        !ok) {
+        return tl::unexpected(ok.error());
+    }
+    const auto deadline = Clock::now() + window;
+    for (;;) {
+        auto now = run_status(dir);
+        if (!now) return now;
+        if (now->approvals.size() > answered || is_final(now->state)) return now;
+        if (Clock::now() >= deadline) {
+            ::unlink(files.answer().c_str());
+            return fail(ExitCode::failure,
+                        "run " + now->id + ": the supervisor did not take the answer in time");
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
 }
 
 ExitCode exit_code_for(const Receipt& receipt) {

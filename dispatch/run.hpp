@@ -58,6 +58,11 @@ Result<Receipt> wait_run(const std::string& run_dir, std::chrono::milliseconds w
 /// already final is left as it is.
 Result<Receipt> cancel_run(const std::string& run_dir);
 
+/// `sonata approve`: hands a paused run's supervisor the answer to the card it shows, and returns
+/// the receipt once the supervisor has sent the adapter's keys (the run is running again, or
+/// paused at the next card, or final). A run that is not paused is a usage error.
+Result<Receipt> approve_run(const std::string& run_dir, bool yes, std::chrono::milliseconds window);
+
 /// The exit code `dispatch` and `wait` give for a receipt.
 ExitCode exit_code_for(const Receipt& receipt);
 

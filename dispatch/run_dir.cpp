@@ -71,8 +71,11 @@ Result<std::string> create_run_dir(const std::string& root) {
     for (int attempt = 0; attempt < 16; ++attempt) {
         const std::string id = new_id();
         if (::mkdir((root + "/" + id).c_str(), 0700) == 0) return id;
-        if (errno != EEXIST)
-            return fail(ExitCode::failure, "cannot create a run directory under " + root);
+        if (errno != EEXIST) {
+            return fail(ExitCode::failure,
+                        "cannot create a run directory under " + root + " (" +
+                            std::error_code(errno, std::generic_category()).message() + ")");
+        }
     }
     return fail(ExitCode::failure, "cannot find a fresh run id under " + root);
 }

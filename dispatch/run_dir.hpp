@@ -37,6 +37,7 @@ struct RunFiles {
     std::string report() const { return dir + "/report.md"; }
     std::string exit_sentinel() const { return dir + "/exit"; }
     std::string pgid() const { return dir + "/pgid"; }
+    std::string answer() const { return dir + "/answer"; } ///< `sonata approve` to the supervisor.
 };
 
 } // namespace sonata::dispatch

@@ -20,7 +20,8 @@ bool contains_any(const std::string& screen, const std::vector<std::string>& nee
 class Driver {
 public:
     Driver(TmuxSession& tui, const adapters::ScreenPatterns& patterns, const TuiPolicy& policy)
-        : m_tui(tui), m_patterns(patterns), m_policy(policy) {}
+        : m_tui(tui), m_patterns(patterns), m_policy(policy), m_prompt_sent(policy.prompt_sent),
+          m_answered(policy.answered_card) {}
 
     TuiOutcome run(const std::string& prompt, Clock::time_point deadline,
                    const std::atomic<bool>* cancel) {
@@ -33,6 +34,7 @@ public:
                 return end(TuiEnd::error);
             }
             m_out.screen = *screen;
+            if (m_policy.on_poll) m_policy.on_poll(*screen);
             if (status->exited) {
                 m_out.exit_code = status->exit_code;
                 m_out.term_signal = status->term_signal;
@@ -52,7 +54,11 @@ public:
 private:
     /// Reacts to one screen; a value when the drive ends here.
     std::optional<TuiEnd> step(const std::string& screen, const std::string& prompt) {
+        if (!contains_any(screen, m_patterns.approval)) m_answered.clear();
         if (contains_any(screen, m_patterns.approval) && m_prompt_sent) {
+            std::string card = approval_card(screen, m_patterns);
+            if (!m_answered.empty() && card == m_answered) return std::nullopt; // still closing
+            m_out.card = std::move(card);
             m_out.approval_seen = true;
             seen("approval", screen);
             // A failed deny is seen on the next poll of whoever continues: the card still shows.
@@ -100,6 +106,7 @@ private:
             // model request, which the deadline bounds.
             (void)m_tui.send_keys(m_patterns.submit_keys);
             m_prompt_sent = true;
+            seen("submitted", screen);
             return;
         }
         if (m_typed > 0 && Clock::now() - m_typed_at < std::chrono::seconds(3)) return;
@@ -134,12 +141,39 @@ private:
     const TuiPolicy& m_policy;
     TuiOutcome m_out;
     bool m_prompt_sent = false;
+    std::string m_answered;
     int m_typed = 0;
     Clock::time_point m_typed_at{};
     Clock::time_point m_declined_at{};
 };
 
 } // namespace
+
+std::string approval_card(const std::string& screen, const adapters::ScreenPatterns& patterns) {
+    constexpr std::size_t k_lines_above = 4;
+    std::vector<std::string> lines;
+    for (std::size_t at = 0; at <= screen.size();) {
+        const auto end = std::min(screen.find('\n', at), screen.size());
+        std::string line = screen.substr(at, end - at);
+        line.erase(line.find_last_not_of(" \t\r") + 1);
+        lines.push_back(std::move(line));
+        at = end + 1;
+    }
+    std::size_t first = lines.size();
+    for (std::size_t i = 0; i < lines.size() && first == lines.size(); ++i) {
+        if (contains_any(lines[i], patterns.approval)) first = i;
+    }
+    if (first == lines.size()) return {};
+    std::size_t last = lines.size();
+    while (last > first + 1 && lines[last - 1].empty())
+        --last;
+    std::string card;
+    for (std::size_t i = first > k_lines_above ? first - k_lines_above : 0; i < last; ++i) {
+        if (card.empty() && lines[i].empty()) continue;
+        card += lines[i] + "\n";
+    }
+    return card;
+}
 
 TuiOutcome drive_tui(TmuxSession& tui, const adapters::ScreenPatterns& patterns,
                      const std::string& prompt, const TuiPolicy& policy,

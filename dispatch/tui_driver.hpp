@@ -26,6 +26,14 @@ struct TuiPolicy {
     OnApproval on_approval = OnApproval::pause;
     /// Stop at the trust card instead of answering it (the trust-dialog probe looks at it).
     bool stop_at_trust = false;
+    /// The task was typed and submitted by an earlier drive of this session (a dispatch goes on
+    /// driving after an answered approval card).
+    bool prompt_sent = false;
+    /// The card (approval_card's text) answered last: while it still shows it is not reported
+    /// again; once it is gone, the same text is a new card.
+    std::string answered_card;
+    /// Called with every screen polled (a dispatch's stall clock and turn tracking); may be empty.
+    std::function<void(const std::string& screen)> on_poll;
     /// True once the work is done (the model finished, the report landed): the driver then stops.
     std::function<bool()> finished;
     /// True once the harness reached the model. A card answered before that may have swallowed the
@@ -50,6 +58,7 @@ enum class TuiEnd {
 struct TuiOutcome {
     TuiEnd end = TuiEnd::error;
     std::string screen; ///< The last screen seen.
+    std::string card;   ///< approval: the card's text (approval_card).
     bool trust_seen = false;
     bool decline_seen = false;
     bool approval_seen = false;
@@ -57,6 +66,10 @@ struct TuiOutcome {
     int term_signal = 0;
     std::string error;
 };
+
+/// The approval card on `screen`: the lines from a few above the first line that matches one of
+/// the approval patterns down to the last non-blank line, right-trimmed; empty when none shows.
+std::string approval_card(const std::string& screen, const adapters::ScreenPatterns& patterns);
 
 /// Drives `tui` until one of TuiEnd happens.
 TuiOutcome drive_tui(TmuxSession& tui, const adapters::ScreenPatterns& patterns,

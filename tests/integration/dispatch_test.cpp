@@ -75,6 +75,15 @@ protected:
                 {"degraded_reason", reason}};
     }
 
+    /// Waits (at most 5 s) until the run's harness has printed something.
+    void await_output(const std::string& id) {
+        for (int i = 0; i < 100 && (!fs::exists(run_dir(id) + "/harness.log") ||
+                                    read_text(run_dir(id) + "/harness.log").empty());
+             ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+    }
+
     void expect_nothing_left() {
         std::vector<std::string> left;
         for (int i = 0; i < 50; ++i) {
@@ -190,11 +199,7 @@ TEST_F(Dispatch, RunReturnsAtOnceAndCancelKillsAHarnessThatIgnoresSigterm) {
                                  "acceptEdits", "--task", "scenario: ignore-term"});
     ASSERT_EQ(started.exit_code, 0) << started.err;
     const std::string id = started.out.substr(0, started.out.find('\n'));
-    for (int i = 0; i < 100 && (!fs::exists(run_dir(id) + "/harness.log") ||
-                                read_text(run_dir(id) + "/harness.log").empty());
-         ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
+    await_output(id);
     const auto cancelled = sonata({"cancel", id});
     EXPECT_EQ(cancelled.exit_code, 0) << cancelled.err;
     const auto status = sonata({"status", id, "--json"});
@@ -231,6 +236,80 @@ TEST_F(Dispatch, ASupervisorKilledWithSigkillTakesItsHarnessWithItAndTheRunIsLos
     EXPECT_TRUE(after.at("degraded"));
     EXPECT_EQ(sonata({"log", id}).out.rfind("pid ", 0), 0U) << "the log is kept";
     expect_nothing_left();
+}
+
+TEST_F(Dispatch, ARemovedRunDirectoryStopsItsHarness) {
+    const auto started = sonata({"run", "--harness", "grok", "--role", "code", "--mode",
+                                 "acceptEdits", "--task", "scenario: hang"});
+    ASSERT_EQ(started.exit_code, 0) << started.err;
+    const std::string id = started.out.substr(0, started.out.find('\n'));
+    for (int i = 0;
+         i < 100 && json::parse(sonata({"status", id, "--json"}).out).at("harness_pgid") == 0;
+         ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    fs::remove_all(run_dir(id));
+    expect_nothing_left(); // the harness would otherwise hang until the timeout, unrecorded
+    const auto status = sonata({"status", id});
+    EXPECT_EQ(status.exit_code, to_int(ExitCode::bad_data)) << status.out;
+    EXPECT_FALSE(fs::exists(run_dir(id))) << "nothing recreated it";
+}
+
+/// A tmpfs mounted on the runs root, which the test can make read-only; unmounted at the end.
+class RunsMount {
+public:
+    explicit RunsMount(std::string path) : m_path(std::move(path)) {
+        fs::create_directories(m_path);
+        m_mounted = mount({"-t", "tmpfs", "-o", "size=16m", "tmpfs", m_path});
+    }
+    ~RunsMount() {
+        if (m_mounted) mount({"-l", m_path}, "/bin/umount");
+    }
+    RunsMount(const RunsMount&) = delete;
+    RunsMount& operator=(const RunsMount&) = delete;
+    bool mounted() const { return m_mounted; }
+    bool read_only() { return mount({"-o", "remount,ro", m_path}); }
+
+private:
+    static bool mount(std::vector<std::string> args, const std::string& tool = "/bin/mount") {
+        auto runner = make_system_runner();
+        ProcessRequest request;
+        request.argv = {tool};
+        request.argv.insert(request.argv.end(), args.begin(), args.end());
+        request.timeout = std::chrono::seconds(10);
+        auto result = runner->run(request);
+        return result && result->exit_code == 0;
+    }
+    std::string m_path;
+    bool m_mounted = false;
+};
+
+// (A runs root cannot become read-only while a supervisor holds harness.log open for writing: the
+// remount fails with EBUSY. A receipt that cannot be written mid-run is the next test.)
+TEST_F(Dispatch, AReadOnlyRunsRootStartsNothingAndSaysWhy) {
+    RunsMount runs(m_project + "/.sonata/runs");
+    if (!runs.mounted()) GTEST_SKIP() << "mounting a tmpfs needs root (CAP_SYS_ADMIN)";
+    ASSERT_TRUE(runs.read_only());
+    const auto refused = dispatch("scenario: report RO");
+    EXPECT_EQ(refused.exit_code, to_int(ExitCode::failure)) << refused.out;
+    EXPECT_NE(refused.err.find("(Read-only file system)"), std::string::npos) << refused.err;
+    expect_nothing_left();
+}
+
+TEST_F(Dispatch, ARunWhoseReceiptCannotBeWrittenIsStoppedAndItsLogKept) {
+    config("[dispatch]\nstall_seconds = 1\n"); // the stall is the next change to record
+    const auto started = sonata({"run", "--harness", "grok", "--role", "code", "--mode",
+                                 "acceptEdits", "--task", "scenario: hang"});
+    ASSERT_EQ(started.exit_code, 0) << started.err;
+    const std::string id = started.out.substr(0, started.out.find('\n'));
+    await_output(id);
+    // A directory in the receipt's place: renaming a new receipt onto it fails, even as root.
+    fs::remove(run_dir(id) + "/receipt.json");
+    fs::create_directories(run_dir(id) + "/receipt.json/in-the-way");
+    expect_nothing_left(); // the harness would otherwise hang until the timeout, unrecorded
+    EXPECT_EQ(sonata({"log", id}).out.rfind("pid ", 0), 0U) << "the log is kept";
+    const auto status = sonata({"status", id});
+    EXPECT_EQ(status.exit_code, to_int(ExitCode::bad_data)) << status.out;
 }
 
 TEST_F(Dispatch, ARefusalStartsNothingAndSaysWhatPlanSays) {

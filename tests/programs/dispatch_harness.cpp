@@ -12,6 +12,19 @@
 //   fail           prints "failing" and exits 3
 //   stamp          prints when main began and when it returns (ns since the epoch), for
 //                  scripts/bench-dispatch
+// On a terminal (a TUI mapping, in tmux) it is a TUI like reasonix's: it asks whether to trust the
+// folder, shows "Ready: type a task and press Enter." and reads the typed line, which names the
+// instructions file; the scenario is in that file:
+//   tui-report TOKEN   writes the report, shows the task prompt again
+//   tui-final TOKEN    prints "final answer TOKEN" (the report is the pane), prompt again
+//   tui-approve TOKEN  asks "Allow command `touch approved.txt`? [y/N]"; y touches the file; the
+//                      card stays up a second after the key (as a redrawing TUI's may), is then
+//                      erased, and the report says "approved TOKEN" or "denied TOKEN"
+//   tui-two-cards TOKEN  that card, then "Allow write `second.txt`? [y/N]", then the report
+//   tui-exit-paused    shows the card and exits 2 two seconds later without reading a key
+//   tui-busy           prints "working" and never answers
+// C-d at the task prompt (end of input) quits with 0.
+#include <termios.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -48,6 +61,86 @@ std::string report_path(const std::string& task) {
         std::this_thread::sleep_for(std::chrono::seconds(60));
 }
 
+void show(const std::string& text) { std::cout << text << std::flush; }
+
+/// One key, unechoed, with the terminal in non-canonical mode while it is read.
+char read_key() {
+    termios saved{};
+    ::tcgetattr(STDIN_FILENO, &saved);
+    termios raw = saved;
+    raw.c_lflag &= ~static_cast<tcflag_t>(ICANON | ECHO);
+    raw.c_cc[VMIN] = 1;
+    raw.c_cc[VTIME] = 0;
+    ::tcsetattr(STDIN_FILENO, TCSANOW, &raw);
+    char key = 0;
+    if (::read(STDIN_FILENO, &key, 1) != 1) key = 0;
+    ::tcsetattr(STDIN_FILENO, TCSANOW, &saved);
+    return key;
+}
+
+/// Shows an approval card, reads the answer, keeps the card up a second, then erases it.
+bool ask(const std::string& card) {
+    show("\n" + card + " [y/N] ");
+    const bool yes = read_key() == 'y';
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    show("\r\x1b[2K\x1b[1A\r\x1b[2K" + std::string(yes ? "(approved)\n" : "(declined)\n"));
+    return yes;
+}
+
+int tui() {
+    show("Do you trust the files in this folder? [y/N] ");
+    if (read_key() != 'y') {
+        show("\nnot trusted; exiting\n");
+        return 1;
+    }
+    show("\x1b[2J\x1b[Hdispatch harness (TUI)\n");
+    for (;;) {
+        show("\nReady: type a task and press Enter.\n> ");
+        std::string line;
+        if (!std::getline(std::cin, line)) return 0;
+        const std::string marker = "Read the file ";
+        const auto at = line.find(marker);
+        if (at == std::string::npos) {
+            show("no instructions file named\n");
+            continue;
+        }
+        const auto start = at + marker.size();
+        std::ifstream file(line.substr(start, line.find(' ', start) - start));
+        std::ostringstream in;
+        in << file.rdbuf();
+        const std::string task = in.str();
+        const std::string scenario = word_after(task, "scenario:");
+        const std::string token = word_after(task, "scenario: " + scenario);
+        std::this_thread::sleep_for(std::chrono::milliseconds(300)); // the model thinks
+        if (scenario == "tui-report") {
+            std::ofstream(report_path(task)) << "report " << token << "\n";
+            show("wrote the report\n");
+        } else if (scenario == "tui-final") {
+            show("final answer " + token + "\n");
+        } else if (scenario == "tui-approve" || scenario == "tui-two-cards") {
+            const bool yes = ask("Allow command `touch approved.txt`?");
+            if (yes) std::ofstream("approved.txt") << "approved\n";
+            std::string verdict = yes ? "approved" : "denied";
+            if (scenario == "tui-two-cards") {
+                const bool second = ask("Allow write `second.txt`?");
+                if (second) std::ofstream("second.txt") << "second\n";
+                verdict += second ? " approved" : " denied";
+            }
+            std::ofstream(report_path(task)) << verdict << " " << token << "\n";
+            show("wrote the report\n");
+        } else if (scenario == "tui-exit-paused") {
+            show("\nAllow command `rm -rf build`? [y/N] ");
+            std::this_thread::sleep_for(std::chrono::seconds(2));
+            return 2;
+        } else if (scenario == "tui-busy") {
+            show("working\n");
+            sleep_forever();
+        } else {
+            show("no scenario in the task\n");
+        }
+    }
+}
+
 } // namespace
 
 long long now_ns() {
@@ -62,6 +155,7 @@ int main(int argc, char** argv) {
         std::cout << "1.0.0\n";
         return 0;
     }
+    if (::isatty(STDIN_FILENO) != 0) return tui();
     std::string task = argc > 1 ? argv[argc - 1] : "";
     if (task.find("scenario:") == std::string::npos) {
         std::ostringstream in;
