@@ -498,6 +498,7 @@ Result<HarnessEnd> run_tui(const json& plan, SharedReceipt& shared, const RunFil
 
     HarnessEnd end;
     end.tui = true;
+    std::string worked; // the screen when the work was done
     for (;;) {
         const TuiOutcome out =
             drive_tui(tui, patterns, typed_task(files), policy, deadline, &g_cancel);
@@ -520,6 +521,8 @@ Result<HarnessEnd> run_tui(const json& plan, SharedReceipt& shared, const RunFil
             continue;
         }
         if (out.end == TuiEnd::finished) {
+            // The work is on the screen now: a TUI may clear it when it quits (codex does).
+            if (auto history = tui.capture_history()) worked = *history;
             (void)tui.send_keys(patterns.quit_keys);
             auto status = tui.wait_for_exit(std::chrono::seconds(10));
             end.ended_by_sonata = true;
@@ -541,14 +544,20 @@ Result<HarnessEnd> run_tui(const json& plan, SharedReceipt& shared, const RunFil
         break;
     }
     auto history = tui.capture_history();
-    std::string text = history ? *history : last_screen;
+    const std::string last = history ? *history : last_screen;
+    // The report of a TUI that wrote none is its screen when the work was done; what it printed
+    // after sonata quit it (codex: its session id) is kept apart, and both go to the log.
+    std::string text = worked.empty() ? last : worked;
+    if (!worked.empty() && last != worked) {
+        end.result.err = last;
+        text += "\n[sonata: quit the TUI]\n" + last;
+    }
     if (text.size() > log_cap) {
         text = text.substr(text.size() - log_cap);
         shared.update([](Receipt& r) { r.log_capped = true; });
     }
     (void)write_file_atomic(files.log(), text, WriteOptions{0600, false, false});
-    // The pane text is the report of a TUI that wrote none: the task typed is not part of it.
-    end.result.out = text;
+    end.result.out = worked.empty() ? last : worked;
     return end;
 }
 

@@ -1,11 +1,15 @@
-// Dispatch on the pinned real harnesses, hermetic: for every headless mapping sonata runs for a
-// pinned harness, a run started by the dispatcher (run directory, detached `sonata supervise`,
-// receipt) against the scripted model server, whose model answers with a token as its final
-// message, reaches `done` with the token in its report, from the expected source, undegraded.
-// The invocation is the planner's, with the adapter's endpoint injection (as a probe cell has it).
+// Dispatch on the pinned real harnesses, hermetic: for every mapping sonata runs for a pinned
+// harness (headless as a child process, TUI in tmux), a run started by the dispatcher (run
+// directory, detached `sonata supervise`, receipt) against the scripted model server, whose model
+// answers with a token as its final message, reaches `done` with the token in its report, from the
+// expected source, undegraded. The invocation is the planner's, with the adapter's endpoint
+// injection (as a probe cell has it).
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <memory>
+#include <optional>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -29,7 +33,6 @@ using json = nlohmann::json;
 using testing::Pin;
 using testing::pins;
 
-
 constexpr std::pair<Mode, RoleKind> k_mappings[] = {{Mode::plan, RoleKind::read_only},
                                                     {Mode::default_mode, RoleKind::write},
                                                     {Mode::accept_edits, RoleKind::write},
@@ -46,18 +49,22 @@ protected:
                          << " is not installed: scripts/install-harnesses";
     }
 
-    /// One dispatch of `decision` against a scripted model that answers `token`; the final receipt.
-    dispatch::Receipt run(const Decision& decision, const std::string& token, std::string& report) {
+    /// Starts a dispatch of `decision` against the scripted model `script` (kept running in
+    /// m_server); returns the run directory, and the workspace in `workspace`.
+    std::string start(const Decision& decision, const json& script, std::string& workspace) {
         auto runner = make_system_runner();
-        auto scratch = probes::Scratch::create(m_dir.path(), "", *runner);
-        EXPECT_TRUE(scratch) << scratch.error().message;
-        auto script = probes::parse_script(json{{"steps", json::array()}, {"final", token}}.dump());
-        EXPECT_TRUE(script);
+        auto created = probes::Scratch::create(m_dir.path(), "", *runner);
+        EXPECT_TRUE(created) << created.error().message;
+        m_scratch.emplace(std::move(*created)); // kept until the run has ended
+        auto& scratch = m_scratch;
+        auto parsed = probes::parse_script(script.dump());
+        EXPECT_TRUE(parsed);
         const auto& adapter = **adapters::find_adapter(decision.harness);
-        probes::ModelServer server(*script, adapter.tools(), scratch->workspace());
-        EXPECT_TRUE(server.start());
+        m_server =
+            std::make_unique<probes::ModelServer>(*parsed, adapter.tools(), scratch->workspace());
+        EXPECT_TRUE(m_server->start());
         adapters::EndpointSpec endpoint;
-        endpoint.base_url = server.base_url();
+        endpoint.base_url = m_server->base_url();
         endpoint.home = scratch->home();
         endpoint.workspace = scratch->workspace();
         auto injected = adapter.inject_endpoint(decision.invocation(), endpoint);
@@ -71,7 +78,8 @@ protected:
         receipt.mode = std::string(to_string(decision.effective_mode));
         receipt.role = decision.role.name;
         receipt.role_kind = std::string(to_string(decision.role.kind));
-        const dispatch::StartRequest start{
+        workspace = scratch->workspace();
+        const dispatch::StartRequest request{
             probed,
             receipt,
             "Answer with your final message.",
@@ -80,58 +88,127 @@ protected:
             scratch->root() + "/runs",
             SONATA_BIN,
             dispatch::RunLimits{std::chrono::seconds(180), std::chrono::seconds(180), 1U << 20U}};
-        auto dir = dispatch::start_run(start);
+        auto dir = dispatch::start_run(request);
         EXPECT_TRUE(dir) << dir.error().message;
-        auto done = dispatch::wait_run(*dir, std::chrono::seconds(200));
+        return dir ? *dir : std::string();
+    }
+
+    /// Waits for the run; a run that does not end as `expected` shows its log and receipt.
+    dispatch::Receipt wait(const std::string& dir, dispatch::RunState expected) {
+        auto done = dispatch::wait_run(dir, std::chrono::seconds(200));
         EXPECT_TRUE(done) << done.error().message;
-        report = std::filesystem::exists(*dir + "/report.md")
-                     ? testing::read_text(*dir + "/report.md")
-                     : "";
-        if (done->state != dispatch::RunState::done) {
+        if (done->state != expected) {
             ADD_FAILURE() << "harness.log:\n"
-                          << testing::read_text(*dir + "/harness.log") << "\nreceipt:\n"
+                          << (std::filesystem::exists(dir + "/harness.log")
+                                  ? testing::read_text(dir + "/harness.log")
+                                  : "")
+                          << "\nreceipt:\n"
                           << dispatch::receipt_to_json(*done);
         }
         return *done;
     }
 
+    /// One dispatch of `decision` against a scripted model that answers `token`; the final receipt.
+    dispatch::Receipt run(const Decision& decision, const std::string& token, std::string& report) {
+        std::string workspace;
+        const std::string dir =
+            start(decision, json{{"steps", json::array()}, {"final", token}}, workspace);
+        const auto receipt = wait(dir, dispatch::RunState::done);
+        report = std::filesystem::exists(dir + "/report.md")
+                     ? testing::read_text(dir + "/report.md")
+                     : "";
+        return receipt;
+    }
+
+    /// The decision for `mode` and a role of `kind` on this machine.
+    Result<Decision> decide(Mode mode, RoleKind kind) {
+        adapters::PlanRequest request;
+        request.harness_id = GetParam().id;
+        request.parent_mode = mode;
+        request.role = Role{kind == RoleKind::write ? "code" : "review", kind, {}, {}};
+        request.executable = m_bin;
+        request.version = GetParam().version;
+        request.host = adapters::detect_host(); // as root, claude's bypass is refused
+        request.support_dir = m_dir.path() + "/support";
+        request.write_support_files = true;
+        return adapters::decide(request);
+    }
+
+    std::optional<probes::Scratch> m_scratch;
+    std::unique_ptr<probes::ModelServer> m_server;
     testing::ScratchDir m_dir;
     std::string m_bin;
 };
 
-TEST_P(DispatchConformance, EveryHeadlessMappingReachesDoneWithTheModelsReport) {
+TEST_P(DispatchConformance, EveryMappingReachesDoneWithTheModelsReport) {
     const Pin& pin = GetParam();
     int dispatched = 0;
+    int tui_dispatched = 0;
     for (const auto& [mode, kind] : k_mappings) {
-        adapters::PlanRequest request;
-        request.harness_id = pin.id;
-        request.parent_mode = mode;
-        request.role = Role{kind == RoleKind::write ? "code" : "review", kind, {}, {}};
-        request.executable = m_bin;
-        request.version = pin.version;
-        request.host = adapters::detect_host(); // as root, claude's bypass is refused
-        request.support_dir = m_dir.path() + "/support";
-        request.write_support_files = true;
-        auto decision = adapters::decide(request);
+        auto decision = decide(mode, kind);
         ASSERT_TRUE(decision) << decision.error().message;
-        if (!decision->runs() || decision->invocation().interactive)
-            continue; // refused, or a TUI mapping
+        if (!decision->runs()) continue;
+        const bool tui = decision->invocation().interactive;
         const std::string token = "sonata-token-" + pin.id + "-" + std::string(to_string(mode));
         std::string report;
         const auto receipt = run(*decision, token, report);
         EXPECT_EQ(receipt.state, dispatch::RunState::done)
             << to_string(mode) << ": " << receipt.degraded_reason;
         EXPECT_FALSE(receipt.degraded) << to_string(mode) << ": " << receipt.degraded_reason;
-        EXPECT_EQ(receipt.report_source,
-                  kind == RoleKind::read_only ? "terminal-output" : "final-message")
+        EXPECT_EQ(receipt.report_source, tui                           ? "pane-text"
+                                         : kind == RoleKind::read_only ? "terminal-output"
+                                                                       : "final-message")
             << to_string(mode);
+        EXPECT_EQ(receipt.interactive, tui);
+        if (tui) {
+            EXPECT_TRUE(receipt.exit_code.has_value() && *receipt.exit_code == 0)
+                << to_string(mode) << ": the adapter's quit keys end the TUI";
+            ++tui_dispatched;
+        }
         EXPECT_NE(report.find(token), std::string::npos) << to_string(mode) << ": " << report;
         ++dispatched;
     }
-    EXPECT_GT(dispatched, 0) << "sonata runs no headless mapping of " << pin.id;
+    EXPECT_GT(dispatched, 0) << "sonata runs no mapping of " << pin.id;
     RecordProperty("dispatched_mappings", dispatched);
-    std::cout << "[ dispatched ] " << pin.id << ": " << dispatched
-              << " headless mapping(s) reached done\n";
+    std::cout << "[ dispatched ] " << pin.id << ": " << dispatched << " mapping(s) reached done, "
+              << tui_dispatched << " of them in tmux\n";
+}
+
+TEST_P(DispatchConformance, ATuiMappingPausesAtAnApprovalCardAndApproveYesRunsTheCommand) {
+    auto decision = decide(Mode::default_mode, RoleKind::write);
+    ASSERT_TRUE(decision) << decision.error().message;
+    if (!decision->runs() || !decision->invocation().interactive)
+        GTEST_SKIP() << GetParam().id << "'s default mapping runs headless: no approval card";
+    const std::string token = "sonata-token-approved-" + GetParam().id;
+    std::string workspace;
+    const std::string dir =
+        start(*decision,
+              json{{"steps",
+                    json::array({{{"intent", "shell"},
+                                  {"command", "touch approved-by-user.txt"},
+                                  // How a model asks for a command outside the sandbox (codex's
+                                  // on-request policy): the harness must put up an approval card.
+                                  {"args",
+                                   {{"sandbox_permissions", "require_escalated"},
+                                    {"justification", "May I create approved-by-user.txt?"}}}}})},
+                   {"final", token}},
+              workspace);
+    const auto paused = wait(dir, dispatch::RunState::paused);
+    const auto patterns = (*adapters::find_adapter(GetParam().id))->screen_patterns();
+    EXPECT_TRUE(std::any_of(
+        patterns.approval.begin(), patterns.approval.end(),
+        [&](const std::string& p) { return paused.prompt.find(p) != std::string::npos; }))
+        << paused.prompt;
+    EXPECT_FALSE(std::filesystem::exists(workspace + "/approved-by-user.txt"));
+    auto answered = dispatch::approve_run(dir, true, std::chrono::seconds(15));
+    ASSERT_TRUE(answered) << answered.error().message;
+    const auto done = wait(dir, dispatch::RunState::done);
+    EXPECT_FALSE(done.degraded) << done.degraded_reason;
+    ASSERT_EQ(done.approvals.size(), 1U);
+    EXPECT_EQ(done.approvals[0].answer, "yes");
+    EXPECT_TRUE(std::filesystem::exists(workspace + "/approved-by-user.txt"))
+        << "the approved command ran";
+    EXPECT_NE(testing::read_text(dir + "/report.md").find(token), std::string::npos);
 }
 
 INSTANTIATE_TEST_SUITE_P(Pinned, DispatchConformance, ::testing::ValuesIn(pins()),
