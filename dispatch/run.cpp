@@ -6,6 +6,7 @@
 #include "dispatch/run.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -20,6 +21,7 @@
 #include <thread>
 
 #include <nlohmann/json.hpp>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -561,6 +563,40 @@ Result<HarnessEnd> run_tui(const json& plan, SharedReceipt& shared, const RunFil
     return end;
 }
 
+/// Wakes a waiter when something lands in a run directory (the supervisor renames every new
+/// receipt into place), so that waiting costs no polling; a waiter still looks at least every
+/// `timeout` (a supervisor that dies writes nothing). Without inotify it just sleeps a little.
+class DirChanges {
+public:
+    explicit DirChanges(const std::string& dir) : m_fd(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK)) {
+        if (m_fd >= 0 && ::inotify_add_watch(m_fd, dir.c_str(), IN_MOVED_TO | IN_CLOSE_WRITE) < 0) {
+            ::close(m_fd);
+            m_fd = -1;
+        }
+    }
+    ~DirChanges() {
+        if (m_fd >= 0) ::close(m_fd);
+    }
+    DirChanges(const DirChanges&) = delete;
+    DirChanges& operator=(const DirChanges&) = delete;
+
+    void wait(std::chrono::milliseconds timeout) const {
+        if (m_fd < 0) {
+            std::this_thread::sleep_for(std::min(timeout, std::chrono::milliseconds(10)));
+            return;
+        }
+        pollfd p{m_fd, POLLIN, 0};
+        if (::poll(&p, 1, static_cast<int>(std::max<long>(timeout.count(), 0))) > 0) {
+            char events[4096];
+            while (::read(m_fd, events, sizeof events) > 0) {
+            }
+        }
+    }
+
+private:
+    int m_fd;
+};
+
 bool supervisor_alive(const Receipt& r) {
     return r.supervisor_pid > 0 && start_time_of(r.supervisor_pid) == r.supervisor_start;
 }
@@ -693,6 +729,7 @@ Result<Receipt> run_status(const std::string& dir) {
 
 Result<Receipt> wait_run(const std::string& dir, std::chrono::milliseconds window) {
     const auto deadline = Clock::now() + window;
+    const DirChanges changes(dir);
     // A run already stalled when the wait begins is waited on until it moves (or stalls again).
     bool stall_counts = true;
     for (bool first = true;; first = false) {
@@ -707,7 +744,9 @@ Result<Receipt> wait_run(const std::string& dir, std::chrono::milliseconds windo
             Clock::now() >= deadline) {
             return receipt;
         }
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        changes.wait(
+            std::min(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()),
+                     std::chrono::milliseconds(250)));
     }
 }
 
