@@ -69,15 +69,16 @@ std::uint64_t start_time_of(int pid) {
     return std::stoull((*fields)[19]);
 }
 
+constexpr std::string_view k_report_to = "how you checked it) to ";
+constexpr std::string_view k_read_the_file = "Read the file ";
+
 std::string role_contract(const Receipt& r, const RunFiles& files) {
     if (r.role_kind == "read-only") {
         return "This is a read-only task: change nothing. Your final answer is your report: end "
                "with it.";
     }
-    return "When you are done, write your report (what you did, what you left undone, how you "
-           "checked it) "
-           "to " +
-           files.report() +
+    return "When you are done, write your report (what you did, what you left undone, " +
+           std::string(k_report_to) + files.report() +
            ". If you cannot write there, end with the report as your final answer.";
 }
 
@@ -410,7 +411,7 @@ Result<HarnessEnd> run_headless(const json& plan, const std::string& prompt, Sha
 /// The one-line task typed into a TUI: the instructions themselves are a file (a typed newline
 /// would submit half a task).
 std::string typed_task(const RunFiles& files) {
-    return "Read the file " + files.instructions() +
+    return std::string(k_read_the_file) + files.instructions() +
            " and do the task it describes; it says where your report goes.";
 }
 
@@ -793,6 +794,20 @@ Result<Receipt> approve_run(const std::string& dir, bool yes, std::chrono::milli
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
+}
+
+std::string report_path_in(const std::string& task) {
+    if (const auto at = task.find(k_report_to); at != std::string::npos) {
+        const auto start = at + k_report_to.size();
+        return task.substr(start, task.find(". ", start) - start);
+    }
+    if (const auto at = task.find(k_read_the_file); at != std::string::npos) {
+        const auto start = at + k_read_the_file.size();
+        const std::string file = task.substr(start, task.find(' ', start) - start);
+        const auto slash = file.rfind('/');
+        if (slash != std::string::npos) return file.substr(0, slash) + "/report.md";
+    }
+    return {};
 }
 
 ExitCode exit_code_for(const Receipt& receipt) {

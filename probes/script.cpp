@@ -12,6 +12,7 @@
 
 #include "core/fs.hpp"
 #include "core/text.hpp"
+#include "dispatch/run.hpp"
 #include "probes/schema_sample.hpp"
 
 namespace sonata::probes {
@@ -20,8 +21,8 @@ namespace {
 using nlohmann::json;
 
 const std::vector<std::string>& intent_names() {
-    static const std::vector<std::string> names{"write_file",  "shell",     "delegate",
-                                                "switch_mode", "call_tool", "reply"};
+    static const std::vector<std::string> names{"write_file", "shell", "delegate",    "switch_mode",
+                                                "call_tool",  "reply", "write_report"};
     return names;
 }
 
@@ -41,6 +42,7 @@ const std::vector<IntentShape>& intent_shapes() {
         {IntentKind::switch_mode, {"tool"}, 0},
         {IntentKind::call_tool, {"name"}, 1},
         {IntentKind::reply, {"text"}, 1},
+        {IntentKind::write_report, {"content"}, 1},
     };
     return shapes;
 }
@@ -116,7 +118,8 @@ Result<Intent> parse_intent(const json& step, const std::string& where) {
     if (step.contains("args")) {
         if (!step["args"].is_object())
             return tl::unexpected(bad(where + ".args", "must be an object"));
-        intent.args_json = step["args"].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        intent.args_json =
+            step["args"].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     }
     return intent;
 }
@@ -237,7 +240,7 @@ Choice choose_named(const std::string& name, const ConversationFacts& facts) {
         const std::string have = name_key(tool.name);
         if (std::min(have.size(), want.size()) < k_min_key) continue;
         if (!want.ends_with(have) && !have.ends_with(want)) continue;
-        if (found != nullptr) return {name, nullptr};  // ambiguous: call what the script named
+        if (found != nullptr) return {name, nullptr}; // ambiguous: call what the script named
         found = &tool;
     }
     return found != nullptr ? Choice{found->name, found} : Choice{name, nullptr};
@@ -264,6 +267,14 @@ std::string resolve_path(const std::string& path, const ScriptContext& context) 
     return (std::filesystem::path(context.workspace) / p).lexically_normal().string();
 }
 
+// `text` in single quotes for a POSIX shell, the model's own command line (never run by sonata).
+std::string shell_quoted(const std::string& text) {
+    std::string quoted = "'";
+    for (const char c : text)
+        quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return quoted + "'";
+}
+
 // The apply_patch envelope that adds one file at `path` holding `content`.
 std::string add_file_patch(const std::string& path, const std::string& content) {
     std::string patch = "*** Begin Patch\n*** Add File: " + path + "\n";
@@ -283,15 +294,32 @@ std::pair<Choice, json> tool_and_args(const Intent& intent, const ScriptContext&
     json args = json::object();
     switch (intent.kind) {
     case IntentKind::write_file:
+    case IntentKind::write_report: {
+        const std::string path = intent.kind == IntentKind::write_file
+                                     ? resolve_path(intent.path, context)
+                                     : dispatch::report_path_in(facts.user_text);
+        auto write = choose(v.write, "write_file", facts);
+        if (intent.kind == IntentKind::write_report && write.offered == nullptr &&
+            v.write_path_field.empty()) {
+            // A model following the contract uses the shell when the harness's only file tool is
+            // a patch tool it does not offer (codex exec); a path-taking write tool that is not
+            // offered may still be deferred behind a tool search (qwen), and is called by name.
+            auto shell = choose(v.shell, "shell", facts);
+            if (shell.offered != nullptr) {
+                args[field_or(v.shell_command_field, "command")] =
+                    "printf '%s\\n' " + shell_quoted(intent.content) + " > " + shell_quoted(path);
+                return {shell, args};
+            }
+        }
         if (v.write_path_field.empty() && !v.write.empty()) {
             // A write tool without a path field takes the file inside a patch (apply_patch).
-            args[field_or(v.write_content_field, "input")] =
-                add_file_patch(resolve_path(intent.path, context), intent.content);
+            args[field_or(v.write_content_field, "input")] = add_file_patch(path, intent.content);
         } else {
-            args[field_or(v.write_path_field, "path")] = resolve_path(intent.path, context);
+            args[field_or(v.write_path_field, "path")] = path;
             args[field_or(v.write_content_field, "content")] = intent.content;
         }
-        return {choose(v.write, "write_file", facts), args};
+        return {write, args};
+    }
     case IntentKind::shell:
         args[field_or(v.shell_command_field, "command")] = intent.command;
         return {choose(v.shell, "shell", facts), args};
@@ -313,13 +341,13 @@ std::pair<Choice, json> tool_and_args(const Intent& intent, const ScriptContext&
 
 std::string track_tag(const std::string& track) {
     if (track.empty()) return "main";
-    std::uint32_t hash = 2166136261U;  // FNV-1a: short, stable, id-safe.
+    std::uint32_t hash = 2166136261U; // FNV-1a: short, stable, id-safe.
     for (const unsigned char c : track)
         hash = (hash ^ c) * 16777619U;
     return fmt::format("{:08x}", hash);
 }
 
-}  // namespace
+} // namespace
 
 std::string select_track(const Script& script, const ConversationFacts& facts) {
     for (const auto& [marker, track] : script.subagents) {
@@ -366,7 +394,7 @@ Move resolve_move(const Script& script, const ScriptContext& context,
     }
     auto [choice, args] = tool_and_args(intent, context, facts);
     if (!intent.args_json.empty()) {
-        const auto extra = json::parse(intent.args_json, nullptr, false);  // Checked when parsed.
+        const auto extra = json::parse(intent.args_json, nullptr, false); // Checked when parsed.
         if (extra.is_object()) args.update(extra);
     }
     move.kind = MoveKind::tool_call;
@@ -390,6 +418,7 @@ std::string_view to_string(IntentKind kind) {
     case IntentKind::switch_mode: return "switch_mode";
     case IntentKind::call_tool: return "call_tool";
     case IntentKind::reply: return "reply";
+    case IntentKind::write_report: return "write_report";
     }
     return "reply";
 }
@@ -423,4 +452,4 @@ Result<Script> load_script(const std::string& path) {
     return script;
 }
 
-}  // namespace sonata::probes
+} // namespace sonata::probes

@@ -26,6 +26,8 @@ enum class IntentKind {
     switch_mode,  ///< Call the harness's own mode-switching tool (`tool` names one explicitly).
     call_tool,    ///< Call the tool named `tool` with `args`, offered or not.
     reply,        ///< Answer with `text` and no tool call (ends the harness's turn).
+    write_report, ///< Write `content` to the report path a sonata dispatch's task names (as a
+                  ///< model that follows the reporting contract does), with the file-write tool.
 };
 
 std::string_view to_string(IntentKind kind);
@@ -68,7 +70,7 @@ struct Script {
 /// {"steps":[{"intent":"write_file","path":"x","content":"y"}, …], "final":"done",
 ///  "subagents":{"MARKER":{"steps":[…],"final":"…"}}, "input_tokens":N}.
 /// Intents: write_file{path,content}, shell{command}, delegate{task,marker},
-/// switch_mode{tool?}, call_tool{name}, reply{text}; each may add "args":{…}. Unknown keys, missing
+/// switch_mode{tool?}, call_tool{name}, reply{text}, write_report{content}; each may add "args":{…}. Unknown keys, missing
 /// fields and delegate markers without a sub-agent entry are errors (ExitCode::bad_data) naming the
 /// place, e.g. "steps[2].path".
 Result<Script> parse_script(std::string_view json_text);

@@ -85,7 +85,7 @@ protected:
             "Answer with your final message.",
             scratch->workspace(),
             scratch->environment(current_environment()),
-            scratch->root() + "/runs",
+            scratch->workspace() + "/.sonata/runs", // where a dispatch in a project puts it
             SONATA_BIN,
             dispatch::RunLimits{std::chrono::seconds(180), std::chrono::seconds(180), 1U << 20U}};
         auto dir = dispatch::start_run(request);
@@ -108,15 +108,30 @@ protected:
         return *done;
     }
 
-    /// One dispatch of `decision` against a scripted model that answers `token`; the final receipt.
-    dispatch::Receipt run(const Decision& decision, const std::string& token, std::string& report) {
+    /// One dispatch of `decision` against a scripted model that answers `token` (with
+    /// `write_report`, it first writes the token to the report path the task names); the final
+    /// receipt. `refused_write` tells whether the harness answered the write with a refusal.
+    dispatch::Receipt run(const Decision& decision, const std::string& token, std::string& report,
+                          bool write_report = false, bool* refused_write = nullptr) {
         std::string workspace;
+        const json steps = write_report
+                               ? json::array({{{"intent", "write_report"}, {"content", token}}})
+                               : json::array();
         const std::string dir =
-            start(decision, json{{"steps", json::array()}, {"final", token}}, workspace);
+            start(decision, json{{"steps", steps}, {"final", token}}, workspace);
         const auto receipt = wait(dir, dispatch::RunState::done);
         report = std::filesystem::exists(dir + "/report.md")
                      ? testing::read_text(dir + "/report.md")
                      : "";
+        if (refused_write != nullptr) {
+            *refused_write = false;
+            for (const auto& result : m_server->tool_results()) {
+                if (result.text.find("declined") != std::string::npos ||
+                    result.text.find("denied") != std::string::npos) {
+                    *refused_write = true;
+                }
+            }
+        }
         return receipt;
     }
 
@@ -144,6 +159,7 @@ TEST_P(DispatchConformance, EveryMappingReachesDoneWithTheModelsReport) {
     const Pin& pin = GetParam();
     int dispatched = 0;
     int tui_dispatched = 0;
+    int reports_written = 0;
     for (const auto& [mode, kind] : k_mappings) {
         auto decision = decide(mode, kind);
         ASSERT_TRUE(decision) << decision.error().message;
@@ -167,11 +183,25 @@ TEST_P(DispatchConformance, EveryMappingReachesDoneWithTheModelsReport) {
         }
         EXPECT_NE(report.find(token), std::string::npos) << to_string(mode) << ": " << report;
         ++dispatched;
+        if (mode == Mode::accept_edits || mode == Mode::bypass_permissions) {
+            // A model that follows the reporting contract: the harness writes report.md itself,
+            // unless its mapping withholds file writes (qwen's --bare: write_file is declined),
+            // and then the final message is still the report.
+            const std::string written = token + "-written";
+            bool refused = false;
+            const auto wrote = run(*decision, written, report, true, &refused);
+            EXPECT_EQ(wrote.report_source, refused ? "final-message" : "report.md")
+                << to_string(mode) << (refused ? ": the write was refused" : "");
+            EXPECT_FALSE(wrote.degraded) << to_string(mode) << ": " << wrote.degraded_reason;
+            EXPECT_EQ(report.rfind(written, 0), 0U) << to_string(mode) << ": " << report;
+            if (!refused) ++reports_written;
+        }
     }
     EXPECT_GT(dispatched, 0) << "sonata runs no mapping of " << pin.id;
     RecordProperty("dispatched_mappings", dispatched);
     std::cout << "[ dispatched ] " << pin.id << ": " << dispatched << " mapping(s) reached done, "
-              << tui_dispatched << " of them in tmux\n";
+              << tui_dispatched << " of them in tmux; " << reports_written
+              << " run(s) where the harness wrote report.md\n";
 }
 
 TEST_P(DispatchConformance, ATuiMappingPausesAtAnApprovalCardAndApproveYesRunsTheCommand) {

@@ -121,7 +121,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadScript{
             R"({"steps":[{"path":"a"}]})",
             "script: steps[0]: needs \"intent\": one of write_file, shell, delegate, switch_mode, "
-            "call_tool, reply"},
+            "call_tool, reply, write_report"},
         BadScript{
             R"({"steps":[{"intent":"shell","command":"ls"},{"intent":"write_file","path":"a"}]})",
             "script: steps[1]: missing \"content\""},
@@ -159,6 +159,31 @@ TEST(ScriptResolve, UsesTheOfferedToolAndAbsolutePaths) {
     const auto move = resolve_move(script, context(), offering({"Read", "Write", "Bash"}));
     EXPECT_EQ(move, tool_move("Write", R"({"content":"A","file_path":"/ws/project/a.txt"})",
                               "sonata_main_0", 0, true));
+}
+
+TEST(ScriptResolve, WriteReportWritesWhereTheDispatchedTaskSaysTheReportGoes) {
+    const auto script = must_parse(R"({"steps":[{"intent":"write_report","content":"TOKEN"}]})");
+    auto facts = offering({"Write"});
+    facts.user_text = "# Task\n\nWhen you are done, write your report (what you did, what you left "
+                      "undone, how you checked it) to /runs/r1/report.md. If you cannot write "
+                      "there, end with the report as your final answer.\n";
+    EXPECT_EQ(resolve_move(script, context(), facts),
+              tool_move("Write", R"({"content":"TOKEN","file_path":"/runs/r1/report.md"})",
+                        "sonata_main_0", 0, true));
+    // A TUI run is typed one line naming the instructions; the report goes beside them.
+    facts.user_text = "Read the file /runs/r2/instructions.md and do the task it describes.";
+    EXPECT_EQ(resolve_move(script, context(), facts).arguments_json,
+              R"({"content":"TOKEN","file_path":"/runs/r2/report.md"})");
+    // The only file tool is a patch tool that is not offered (codex exec): the shell writes it.
+    adapters::ToolVocabulary codex{{"apply_patch"}, "", "input", false, {"exec_command"},
+                                   "cmd",           {}, "",      {}};
+    facts.tools.clear();
+    facts.tools.push_back({"exec_command", "function", ""});
+    const auto it = must_parse(R"({"steps":[{"intent":"write_report","content":"it's done"}]})");
+    const auto move = resolve_move(it, context(codex), facts);
+    EXPECT_EQ(move.tool, "exec_command");
+    EXPECT_EQ(move.arguments_json,
+              R"({"cmd":"printf '%s\\n' 'it'\\''s done' > '/runs/r2/report.md'"})");
 }
 
 TEST(ScriptResolve, NotOfferedStillCallsTheUsualName) {
@@ -234,8 +259,8 @@ TEST(ScriptResolve, ANamedMcpToolIsCalledUnderTheSpellingTheHarnessOffered) {
          {std::vector<std::string>{"read", "bash"}, std::vector<std::string>{"ch"},
           std::vector<std::string>{"touch", "canary_touch"}}) {
         const auto move = resolve_move(script, context(), offering(offered));
-        EXPECT_EQ(move, tool_move("mcp__sonata-canary__touch", R"({"n":1})", "sonata_main_0", 0,
-                                  false));
+        EXPECT_EQ(move,
+                  tool_move("mcp__sonata-canary__touch", R"({"n":1})", "sonata_main_0", 0, false));
     }
 }
 
@@ -273,7 +298,7 @@ TEST(ScriptResolve, StepsFollowPastCallsAndScriptedRepliesThenTheFinalText) {
     reply.text = "first turn over";
     EXPECT_EQ(resolve_move(script, context(), facts), reply);
     facts.assistant_texts = {"Thanks for the context!",
-                             "  first turn over\n"};  // The harness's own, then ours.
+                             "  first turn over\n"}; // The harness's own, then ours.
     EXPECT_EQ(current_step(script.main, facts), 1);
     EXPECT_EQ(resolve_move(script, context(), facts),
               tool_move("Bash", R"({"command":"rm victim"})", "sonata_main_1", 1, true));
@@ -308,5 +333,5 @@ TEST(ScriptResolve, SubagentConversationsFollowTheirOwnTrack) {
     EXPECT_EQ(resolve_move(script, context(), main), final_move);
 }
 
-}  // namespace
-}  // namespace sonata::probes
+} // namespace
+} // namespace sonata::probes
