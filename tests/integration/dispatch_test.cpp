@@ -312,6 +312,17 @@ TEST_F(Dispatch, ARunWhoseReceiptCannotBeWrittenIsStoppedAndItsLogKept) {
     EXPECT_EQ(status.exit_code, to_int(ExitCode::bad_data)) << status.out;
 }
 
+TEST_F(Dispatch, HeadlessRunsHaveNoTuiToAttachToAndNoCardToApprove) {
+    const std::string id = receipt_of(dispatch("scenario: final ATTACH")).at("id");
+    const auto attached = sonata({"attach", id});
+    EXPECT_EQ(attached.exit_code, to_int(ExitCode::usage));
+    EXPECT_NE(attached.err.find("runs headless: there is no TUI"), std::string::npos)
+        << attached.err;
+    const auto approved = sonata({"approve", id, "--yes"});
+    EXPECT_EQ(approved.exit_code, to_int(ExitCode::usage));
+    EXPECT_NE(approved.err.find("not paused"), std::string::npos) << approved.err;
+}
+
 TEST_F(Dispatch, ARefusalStartsNothingAndSaysWhatPlanSays) {
     const auto planned =
         sonata({"plan", "--harness", "grok", "--role", "code", "--mode", "default"});

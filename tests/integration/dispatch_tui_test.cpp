@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <set>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -231,7 +232,30 @@ TEST_F(TuiDispatch, ASupervisorKilledWithSigkillTakesTheTuiAndItsServerWithIt) {
     expect_nothing_left(r);
 }
 
-TEST_F(TuiDispatch, AttachShowsTheRunningTuiAndRefusesHeadlessRuns) {
+TEST_F(TuiDispatch, ConcurrentTuiRunsNeverShareATmuxServerOrSocket) {
+    std::vector<std::string> ids;
+    for (int i = 0; i < 3; ++i)
+        ids.push_back(start("scenario: tui-report C" + std::to_string(i)));
+    std::set<int> servers;
+    std::set<std::string> sockets;
+    for (int i = 0; i < 3; ++i) {
+        const auto waited = sonata({"wait", ids[i], "--json"});
+        ASSERT_EQ(waited.exit_code, 0) << waited.err << waited.out;
+        const json r = receipt_of(waited);
+        EXPECT_EQ(json::parse(waited.out)
+                      .at("report")
+                      .get<std::string>()
+                      .rfind("report C" + std::to_string(i) + "\n", 0),
+                  0U);
+        servers.insert(r.at("tmux_server_pid").get<int>());
+        sockets.insert(r.at("attach").at(2).get<std::string>()); // tmux -S <socket> attach …
+        expect_nothing_left(r);
+    }
+    EXPECT_EQ(servers.size(), 3U);
+    EXPECT_EQ(sockets.size(), 3U);
+}
+
+TEST_F(TuiDispatch, AttachShowsTheRunningTuiAndRefusesAFinishedRun) {
     const std::string id = start("scenario: tui-busy");
     await(id, [](const json& s) { return !s.at("attach").empty(); });
     auto runner = make_system_runner();
