@@ -31,6 +31,7 @@
 #include "core/session.hpp"
 #include "core/text.hpp"
 #include "core/tmux.hpp"
+#include "dispatch/contract.hpp"
 #include "dispatch/launch.hpp"
 #include "dispatch/run_dir.hpp"
 #include "dispatch/tui_driver.hpp"
@@ -69,23 +70,11 @@ std::uint64_t start_time_of(int pid) {
     return std::stoull((*fields)[19]);
 }
 
-constexpr std::string_view k_report_to = "how you checked it) to ";
-constexpr std::string_view k_read_the_file = "Read the file ";
-
-std::string role_contract(const Receipt& r, const RunFiles& files) {
-    if (r.role_kind == "read-only") {
-        return "This is a read-only task: change nothing. Your final answer is your report: end "
-               "with it.";
-    }
-    return "When you are done, write your report (what you did, what you left undone, " +
-           std::string(k_report_to) + files.report() +
-           ". If you cannot write there, end with the report as your final answer.";
-}
-
 std::string instructions(const StartRequest& request, const RunFiles& files) {
     return "# Task from sonata run " + request.receipt.id + "\n\nRole: " + request.receipt.role +
            " (" + request.receipt.role_kind + "), mode " + request.receipt.mode + ".\n\n" +
-           request.task + "\n\n## Report\n\n" + role_contract(request.receipt, files) + "\n";
+           request.task + "\n\n## Report\n\n" +
+           report_contract(request.receipt.role_kind == "read-only", files.report()) + "\n";
 }
 
 json plan_json(const StartRequest& request) {
@@ -408,13 +397,6 @@ Result<HarnessEnd> run_headless(const json& plan, const std::string& prompt, Sha
     return HarnessEnd{std::move(*result), false, false};
 }
 
-/// The one-line task typed into a TUI: the instructions themselves are a file (a typed newline
-/// would submit half a task).
-std::string typed_task(const RunFiles& files) {
-    return std::string(k_read_the_file) + files.instructions() +
-           " and do the task it describes; it says where your report goes.";
-}
-
 /// A paused TUI run waits here for `sonata approve` (its answer file), the harness's exit, the
 /// deadline or a cancel. Returns the answer ("yes"/"no"), or empty when the wait ended otherwise.
 std::string await_answer(TmuxSession& tui, const RunFiles& files, const std::string& card,
@@ -504,7 +486,7 @@ Result<HarnessEnd> run_tui(const json& plan, SharedReceipt& shared, const RunFil
     std::string worked; // the screen when the work was done
     for (;;) {
         const TuiOutcome out =
-            drive_tui(tui, patterns, typed_task(files), policy, deadline, &g_cancel);
+            drive_tui(tui, patterns, typed_task(files.instructions()), policy, deadline, &g_cancel);
         policy.prompt_sent = policy.prompt_sent || !submitted_screen.empty();
         if (out.end == TuiEnd::approval) {
             shared.update([&](Receipt& r) {
@@ -794,20 +776,6 @@ Result<Receipt> approve_run(const std::string& dir, bool yes, std::chrono::milli
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-}
-
-std::string report_path_in(const std::string& task) {
-    if (const auto at = task.find(k_report_to); at != std::string::npos) {
-        const auto start = at + k_report_to.size();
-        return task.substr(start, task.find(". ", start) - start);
-    }
-    if (const auto at = task.find(k_read_the_file); at != std::string::npos) {
-        const auto start = at + k_read_the_file.size();
-        const std::string file = task.substr(start, task.find(' ', start) - start);
-        const auto slash = file.rfind('/');
-        if (slash != std::string::npos) return file.substr(0, slash) + "/report.md";
-    }
-    return {};
 }
 
 ExitCode exit_code_for(const Receipt& receipt) {

@@ -63,11 +63,6 @@ Result<Receipt> cancel_run(const std::string& run_dir);
 /// paused at the next card, or final). A run that is not paused is a usage error.
 Result<Receipt> approve_run(const std::string& run_dir, bool yes, std::chrono::milliseconds window);
 
-/// The report path a dispatched task names: the reporting contract's "… to PATH." in the
-/// instructions, or, for a TUI run's one typed line, report.md beside the instructions file it
-/// names. Empty when `task` names neither. (The scripted model follows the contract with this.)
-std::string report_path_in(const std::string& task);
-
 /// The exit code `dispatch` and `wait` give for a receipt.
 ExitCode exit_code_for(const Receipt& receipt);
 

@@ -12,7 +12,7 @@
 
 #include "core/fs.hpp"
 #include "core/text.hpp"
-#include "dispatch/run.hpp"
+#include "dispatch/contract.hpp"
 #include "probes/schema_sample.hpp"
 
 namespace sonata::probes {

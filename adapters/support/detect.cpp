@@ -24,8 +24,9 @@ class VersionWorld {
 public:
     explicit VersionWorld(const Environment& env) {
         const auto tmp = env.find("TMPDIR");
-        std::string pattern = (tmp == env.end() || tmp->second.empty() ? std::string("/tmp") : tmp->second) +
-                              "/sonata-version-XXXXXX";
+        std::string pattern =
+            (tmp == env.end() || tmp->second.empty() ? std::string("/tmp") : tmp->second) +
+            "/sonata-version-XXXXXX";
         if (::mkdtemp(pattern.data()) == nullptr) return;
         m_root = pattern;
         std::error_code ec;
@@ -44,10 +45,14 @@ public:
     /// Empty when no scratch directory could be made (then `env` is used as it is).
     Environment environment(const Environment& env) const {
         if (m_root.empty()) return env;
-        Environment out{{"HOME", m_root + "/home"},          {"TMPDIR", m_root + "/tmp"},
-                        {"XDG_CACHE_HOME", m_root + "/cache"}, {"XDG_CONFIG_HOME", m_root + "/config"},
-                        {"XDG_DATA_HOME", m_root + "/data"},   {"XDG_STATE_HOME", m_root + "/state"},
-                        {"TERM", "dumb"},                      {"NO_COLOR", "1"}};
+        Environment out{{"HOME", m_root + "/home"},
+                        {"TMPDIR", m_root + "/tmp"},
+                        {"XDG_CACHE_HOME", m_root + "/cache"},
+                        {"XDG_CONFIG_HOME", m_root + "/config"},
+                        {"XDG_DATA_HOME", m_root + "/data"},
+                        {"XDG_STATE_HOME", m_root + "/state"},
+                        {"TERM", "dumb"},
+                        {"NO_COLOR", "1"}};
         for (const char* name : {"PATH", "LANG"}) {
             if (const auto it = env.find(name); it != env.end()) out[name] = it->second;
         }
@@ -59,12 +64,22 @@ private:
     std::string m_root;
 };
 
-}  // namespace
+} // namespace
+
+std::string harness_cache_bin(const Environment& env) {
+    if (const auto cache = env.find("SONATA_HARNESS_CACHE");
+        cache != env.end() && !cache->second.empty())
+        return cache->second + "/bin";
+    const auto home = env.find("HOME");
+    if (home == env.end() || home->second.empty()) return {};
+    return home->second + "/.cache/sonata/harnesses/bin";
+}
 
 HarnessStatus locate_harness(const Adapter& adapter, const std::string& id, const Config& config,
                              const Environment& env) {
     HarnessStatus status{id, false, {}, {}, {}};
-    if (const HarnessConfig* configured = config.harness(id); configured && !configured->path.empty()) {
+    if (const HarnessConfig* configured = config.harness(id);
+        configured && !configured->path.empty()) {
         status.path = configured->path;
         status.installed = is_executable_file(configured->path);
         if (!status.installed) status.note = "configured path is not an executable file";
@@ -88,7 +103,18 @@ HarnessStatus locate_harness(const Adapter& adapter, const std::string& id, cons
             }
         }
     }
-    status.note = "not found on PATH or in the usual install directories";
+    // Last, the harnesses scripts/install-harnesses put in sonata's own cache (setup does this).
+    const std::string cache = harness_cache_bin(env);
+    for (const auto& name : adapter.executable_names()) {
+        const std::string candidate = cache + "/" + name;
+        if (!cache.empty() && is_executable_file(candidate)) {
+            status.installed = true;
+            status.path = candidate;
+            return status;
+        }
+    }
+    status.note = "not found on PATH, in the usual install directories or in " +
+                  (cache.empty() ? std::string("sonata's harness cache") : cache);
     return status;
 }
 
@@ -98,7 +124,8 @@ HarnessStatus detect_harness(const Adapter& adapter, const std::string& id, cons
     if (!status.installed) return status;
     ProcessRequest request;
     request.argv = {status.path};
-    for (const auto& arg : adapter.version_args()) request.argv.push_back(arg);
+    for (const auto& arg : adapter.version_args())
+        request.argv.push_back(arg);
     const VersionWorld world(env);
     request.env = world.environment(env);
     if (!world.root().empty()) request.cwd = world.root();
@@ -108,7 +135,8 @@ HarnessStatus detect_harness(const Adapter& adapter, const std::string& id, cons
     if (!result) {
         status.note = "version command could not start: " + result.error().message;
     } else if (result->timed_out) {
-        status.note = "version command did not answer within " + std::to_string(config.version_timeout.count()) + " s";
+        status.note = "version command did not answer within " +
+                      std::to_string(config.version_timeout.count()) + " s";
     } else {
         status.version = adapter.parse_version(result->out + "\n" + result->err);
         if (status.version.empty()) status.note = "version output not recognised";
@@ -116,4 +144,4 @@ HarnessStatus detect_harness(const Adapter& adapter, const std::string& id, cons
     return status;
 }
 
-}  // namespace sonata::adapters
+} // namespace sonata::adapters

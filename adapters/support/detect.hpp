@@ -14,12 +14,17 @@ namespace sonata::adapters {
 struct HarnessStatus {
     std::string id;
     bool installed = false;
-    std::string path;     ///< The executable found (or configured).
-    std::string version;  ///< Empty when it could not be read.
-    std::string note;     ///< Why not installed, or why the version is missing.
+    std::string path;    ///< The executable found (or configured).
+    std::string version; ///< Empty when it could not be read.
+    std::string note;    ///< Why not installed, or why the version is missing.
 };
 
-/// Finds the executable: the config's path override, else PATH, else the adapter's install dirs.
+/// Where scripts/install-harnesses links the last whole pin set it installed:
+/// $SONATA_HARNESS_CACHE/bin, else ~/.cache/sonata/harnesses/bin; empty without HOME.
+std::string harness_cache_bin(const Environment& env);
+
+/// Finds the executable: the config's path override, else PATH, else the adapter's install dirs,
+/// else sonata's harness cache (harness_cache_bin).
 HarnessStatus locate_harness(const Adapter& adapter, const std::string& id, const Config& config,
                              const Environment& env);
 
@@ -27,4 +32,4 @@ HarnessStatus locate_harness(const Adapter& adapter, const std::string& id, cons
 HarnessStatus detect_harness(const Adapter& adapter, const std::string& id, const Config& config,
                              const Environment& env, ProcessRunner& runner);
 
-}  // namespace sonata::adapters
+} // namespace sonata::adapters

@@ -323,6 +323,34 @@ TEST_F(Dispatch, HeadlessRunsHaveNoTuiToAttachToAndNoCardToApprove) {
     EXPECT_NE(approved.err.find("not paused"), std::string::npos) << approved.err;
 }
 
+TEST_F(Dispatch, HarnessesThatSetupInstalledAreFoundInSonatasCache) {
+    write_text(m_project + "/sonata.toml", ""); // no path: grok is looked for
+    const std::vector<std::string> plan{"plan", "--harness", "grok",       "--role",
+                                        "code", "--mode",    "acceptEdits"};
+    EXPECT_NE(sonata(plan).out.find("grok is not installed here"), std::string::npos);
+    const std::string bin = m_env.at("HOME") + "/.cache/sonata/harnesses/bin";
+    fs::create_directories(m_env.at("HOME") + "/.cache/sonata/harnesses/bins/pins");
+    fs::create_symlink(SONATA_DISPATCH_HARNESS,
+                       m_env.at("HOME") + "/.cache/sonata/harnesses/bins/pins/grok");
+    fs::create_directory_symlink("bins/pins", bin); // as scripts/install-harnesses links it
+    const auto listed = json::parse(sonata({"harnesses", "--json"}).out);
+    bool found = false;
+    for (const auto& h : listed) {
+        if (h.at("id") != "grok") continue;
+        found = true;
+        EXPECT_TRUE(h.at("installed")) << h.dump();
+        EXPECT_EQ(h.at("path"), bin + "/grok");
+        EXPECT_EQ(h.at("version"), "1.0.0");
+    }
+    EXPECT_TRUE(found);
+    const auto planned = sonata(plan);
+    EXPECT_EQ(planned.out.find("not installed"), std::string::npos) << planned.out;
+    EXPECT_NE(planned.out.find("grok@1.0.0"), std::string::npos) << planned.out;
+    const auto run = dispatch("scenario: final FROM-CACHE");
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_EQ(receipt_of(run).at("argv").at(0), bin + "/grok");
+}
+
 TEST_F(Dispatch, ARefusalStartsNothingAndSaysWhatPlanSays) {
     const auto planned =
         sonata({"plan", "--harness", "grok", "--role", "code", "--mode", "default"});
