@@ -63,7 +63,12 @@ struct ToolVocabulary {
     std::string shell_command_field;       ///< Argument holding the command line.
     std::vector<std::string> delegate;     ///< Sub-agent / task tools.
     std::string delegate_prompt_field;     ///< Argument holding the sub-agent's task.
-    std::vector<std::string> mode_switch;  ///< The harness's own mode-switching tools.
+    /// The harness's own switches that widen (leave plan mode, approve its own plan), in the order
+    /// to call them.
+    std::vector<std::string> mode_switch;
+    /// Switches to call first when not in plan mode, on the way to a widening one (enter plan mode,
+    /// then leave it): never called after the widening ones.
+    std::vector<std::string> mode_enter;
 };
 
 /// Where a probe's scripted model server listens, and the scratch dirs of the run.

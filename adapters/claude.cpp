@@ -88,7 +88,8 @@ public:
 
     ToolVocabulary tools() const override {
         return {{"Write"}, "file_path", "content", true, {"Bash"}, "command",
-                {"Task", "Agent"}, "prompt", {"ExitPlanMode", "EnterPlanMode"}};
+                {"Task", "Agent"}, "prompt", {"ExitPlanMode"},
+                {"EnterPlanMode"}};
     }
 
     std::vector<FileToWrite> hostile_files(const std::string& workspace,

@@ -197,7 +197,7 @@ public:
         // apply_patch carries the path inside its patch text ("*** Add File: <path>"), so it names
         // no path field; exec may not offer it at all, and then the shell is the only door.
         return {{"apply_patch"}, "",        "input", false, {"exec_command"}, "cmd",
-                {"spawn_agent"}, "message", {}};
+                {"spawn_agent"}, "message", {},  {}};
     }
 
     std::vector<FileToWrite> hostile_files(const std::string& workspace,

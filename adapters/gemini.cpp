@@ -49,7 +49,8 @@ public:
                 "command",
                 {"invoke_agent"},
                 "prompt",
-                {"exit_plan_mode", "enter_plan_mode"}};
+                {"exit_plan_mode"},
+                {"enter_plan_mode"}};
     }
 
     std::vector<FileToWrite> hostile_files(const std::string& workspace,

@@ -194,7 +194,7 @@ public:
 
     ToolVocabulary tools() const override {
         return {{"write"}, "filePath", "content", true,         {"bash"},
-                "command", {"task"},   "prompt",  {"plan_exit"}};
+                "command", {"task"},   "prompt",  {"plan_exit"}, {}};
     }
 
     Result<EndpointInjection> inject_endpoint(const Invocation& inv,

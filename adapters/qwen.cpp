@@ -47,7 +47,7 @@ public:
         // write_file wants an absolute path. exit_plan_mode is deferred: reached via tool_search.
         return {{"write_file"},        "file_path", "content", true,
                 {"run_shell_command"}, "command",   {"agent"}, "prompt",
-                {"exit_plan_mode"}};
+                {"exit_plan_mode"},    {}};
     }
 
     std::vector<FileToWrite> hostile_files(const std::string& workspace,

@@ -49,7 +49,7 @@ struct ModelServerArgs {
 // Without --harness: neutral tool names, so a hand-driven client can see what each intent becomes.
 adapters::ToolVocabulary generic_vocabulary() {
     return {{"write_file"}, "path",   "content",         false, {"shell"}, "command",
-            {"task"},       "prompt", {"exit_plan_mode"}};
+            {"task"},       "prompt", {"exit_plan_mode"}, {}};
 }
 
 Result<adapters::ToolVocabulary> vocabulary_for(const std::string& harness) {

@@ -98,7 +98,7 @@ std::string PiFamily::session_id(const std::string&, const std::string&,
 }
 
 ToolVocabulary PiFamily::tools() const {
-    return {{"write"}, "path", "content", false, {"bash"}, "command", {}, "", {}};
+    return {{"write"}, "path", "content", false, {"bash"}, "command", {}, "", {}, {}};
 }
 
 Result<EndpointInjection> PiFamily::inject_endpoint(const Invocation& inv,

@@ -49,7 +49,7 @@ ToolVocabulary tools(const std::vector<std::string>& extra_shell) {
     std::vector<std::string> shell{"run_shell"};
     shell.insert(shell.end(), extra_shell.begin(), extra_shell.end());
     return {{"write_file"}, "path",   "content",         false, shell, "command",
-            {"task"},       "prompt", {"exit_plan_mode"}};
+            {"task"},       "prompt", {"exit_plan_mode"}, {}};
 }
 
 std::string session_id(const std::string& out, const std::string& err) {

@@ -44,7 +44,8 @@ inline std::unique_ptr<probes::wire::Router> make_router() {
                                    .shell_command_field = "command",
                                    .delegate = {"Task", "Agent"},
                                    .delegate_prompt_field = "prompt",
-                                   .mode_switch = {"ExitPlanMode", "EnterPlanMode"}};
+                                   .mode_switch = {"ExitPlanMode"},
+                                   .mode_enter = {"EnterPlanMode"}};
     return std::make_unique<probes::wire::Router>(
         router_script(), probes::ScriptContext{std::move(tools), "/ws/project"},
         "sonata-probe-model");

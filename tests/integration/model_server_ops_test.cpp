@@ -27,7 +27,7 @@ using Clock = std::chrono::steady_clock;
 
 adapters::ToolVocabulary claude_vocabulary() {
     return {{"Write"}, "file_path", "content",       true, {"Bash"}, "command",
-            {"Task"},  "prompt",    {"ExitPlanMode"}};
+            {"Task"},  "prompt",    {"ExitPlanMode"}, {}};
 }
 
 Script two_steps() {

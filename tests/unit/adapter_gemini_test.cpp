@@ -238,7 +238,8 @@ TEST(Gemini, ToolVocabularyIsWhatItOffered) {
     EXPECT_TRUE(tools.write_path_absolute);
     EXPECT_EQ(tools.shell, Strings{"run_shell_command"});
     EXPECT_EQ(tools.delegate, Strings{"invoke_agent"});
-    EXPECT_EQ(tools.mode_switch, (Strings{"exit_plan_mode", "enter_plan_mode"}));
+    EXPECT_EQ(tools.mode_switch, (Strings{"exit_plan_mode"}));
+    EXPECT_EQ(tools.mode_enter, (Strings{"enter_plan_mode"}));
 }
 
 }  // namespace
