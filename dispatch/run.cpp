@@ -723,7 +723,12 @@ Result<Receipt> wait_run(const std::string& dir, std::chrono::milliseconds windo
         const RunState s = receipt->state;
         if (first && s == RunState::stalled) stall_counts = false;
         if (s != RunState::stalled) stall_counts = true;
-        if (is_final(s) || s == RunState::paused || (s == RunState::stalled && stall_counts) ||
+        // A final receipt is saved just before the `exit` sentinel: a run is returned as ended
+        // once its sentinel is there too, or its supervisor is gone (a lost run has none).
+        const bool ended =
+            is_final(s) && (::access(RunFiles{dir}.exit_sentinel().c_str(), F_OK) == 0 ||
+                            !supervisor_alive(*receipt));
+        if (ended || s == RunState::paused || (s == RunState::stalled && stall_counts) ||
             Clock::now() >= deadline) {
             return receipt;
         }
