@@ -6,8 +6,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <variant>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "core/decision.hpp"
@@ -19,20 +19,20 @@ namespace sonata::adapters {
 
 /// Facts about the machine that change a mapping. Filled from the host, or by tests.
 struct HostFacts {
-    bool is_root = false;             ///< Running as uid 0 (claude refuses bypass as root).
-    bool managed_mcp_config = false;  ///< An enterprise managed-mcp.json exists (claude).
+    bool is_root = false;            ///< Running as uid 0 (claude refuses bypass as root).
+    bool managed_mcp_config = false; ///< An enterprise managed-mcp.json exists (claude).
 };
 
 /// Everything an adapter needs to map one dispatch. The mode is already folded and role-forced.
 struct PlanInput {
-    std::string harness_id;  ///< As asked for: "pi-review" for a pi profile.
-    std::string executable;  ///< argv[0]: the discovered path, or the bare name when not installed.
-    std::string version;     ///< Detected version; empty when unknown.
-    Mode mode = Mode::plan;  ///< The effective mode.
+    std::string harness_id; ///< As asked for: "pi-review" for a pi profile.
+    std::string executable; ///< argv[0]: the discovered path, or the bare name when not installed.
+    std::string version;    ///< Detected version; empty when unknown.
+    Mode mode = Mode::plan; ///< The effective mode.
     RoleKind role = RoleKind::read_only;
-    std::string model;           ///< Empty: the harness's own default.
-    TaskOptions options;         ///< Keys already checked against accepted_options().
-    std::string resume_session;  ///< Non-empty: resume this session, re-passing the restrictions.
+    std::string model;          ///< Empty: the harness's own default.
+    TaskOptions options;        ///< Keys already checked against accepted_options().
+    std::string resume_session; ///< Non-empty: resume this session, re-passing the restrictions.
     std::optional<double> max_budget_usd;
     HostFacts host;
     std::string support_dir; ///< Where support_files() live (only sonata writes there).
@@ -42,11 +42,11 @@ using Outcome = std::variant<Invocation, Refusal>;
 
 /// The wire protocol a harness speaks to its model.
 enum class WireProtocol {
-    anthropic_messages,  ///< POST /v1/messages, SSE.
-    openai_responses,    ///< POST /v1/responses, SSE.
-    openai_chat,         ///< POST /v1/chat/completions, SSE or plain JSON.
-    gemini,              ///< :generateContent / :streamGenerateContent?alt=sse.
-    unknown,             ///< Not known: the harness cannot be probed hermetically.
+    anthropic_messages, ///< POST /v1/messages, SSE.
+    openai_responses,   ///< POST /v1/responses, SSE.
+    openai_chat,        ///< POST /v1/chat/completions, SSE or plain JSON.
+    gemini,             ///< :generateContent / :streamGenerateContent?alt=sse.
+    unknown,            ///< Not known: the harness cannot be probed hermetically.
 };
 
 std::string_view to_string(WireProtocol protocol);
@@ -55,14 +55,14 @@ std::string_view to_string(WireProtocol protocol);
 /// preference; the model server uses the first name the harness actually offered, and falls back to
 /// the first name when none was offered (the harness must then reject the call).
 struct ToolVocabulary {
-    std::vector<std::string> write;        ///< File-write tools.
-    std::string write_path_field;          ///< Argument naming the file.
-    std::string write_content_field;       ///< Argument holding the content.
-    bool write_path_absolute = false;      ///< The path must be absolute.
-    std::vector<std::string> shell;        ///< Shell-command tools.
-    std::string shell_command_field;       ///< Argument holding the command line.
-    std::vector<std::string> delegate;     ///< Sub-agent / task tools.
-    std::string delegate_prompt_field;     ///< Argument holding the sub-agent's task.
+    std::vector<std::string> write;    ///< File-write tools.
+    std::string write_path_field;      ///< Argument naming the file.
+    std::string write_content_field;   ///< Argument holding the content.
+    bool write_path_absolute = false;  ///< The path must be absolute.
+    std::vector<std::string> shell;    ///< Shell-command tools.
+    std::string shell_command_field;   ///< Argument holding the command line.
+    std::vector<std::string> delegate; ///< Sub-agent / task tools.
+    std::string delegate_prompt_field; ///< Argument holding the sub-agent's task.
     /// The harness's own switches that widen (leave plan mode, approve its own plan), in the order
     /// to call them.
     std::vector<std::string> mode_switch;
@@ -94,13 +94,13 @@ struct EndpointInjection {
 
 /// Text a harness shows on its TUI screen: how sonata recognises its prompts and answers them.
 struct ScreenPatterns {
-    std::vector<std::string> approval;  ///< Substrings that mean an approval prompt is showing.
-    std::vector<std::string> trust;     ///< Substrings that mean a directory-trust question is showing.
-    std::vector<std::string> trust_keys;  ///< tmux key names that answer the trust question "yes".
-    std::vector<std::string> ready;     ///< Substrings that mean the TUI waits for a task.
-    std::vector<std::string> submit_keys{"Enter"};  ///< Keys that submit typed text.
-    std::vector<std::string> deny_keys{"Escape"};   ///< Keys that decline an approval prompt.
-    std::vector<std::string> approve_keys{"y"};     ///< Keys that accept an approval prompt once.
+    std::vector<std::string> approval; ///< Substrings that mean an approval prompt is showing.
+    std::vector<std::string> trust; ///< Substrings that mean a directory-trust question is showing.
+    std::vector<std::string> trust_keys; ///< tmux key names that answer the trust question "yes".
+    std::vector<std::string> ready;      ///< Substrings that mean the TUI waits for a task.
+    std::vector<std::string> submit_keys{"Enter"}; ///< Keys that submit typed text.
+    std::vector<std::string> deny_keys{"Escape"};  ///< Keys that decline an approval prompt.
+    std::vector<std::string> approve_keys{"y"};    ///< Keys that accept an approval prompt once.
     /// Substrings that mean the model is still at work (a dispatch does not call the turn over).
     std::vector<std::string> busy;
     /// Keys that quit the TUI from an empty task box, once a dispatch's work is done.
@@ -113,8 +113,8 @@ struct ScreenPatterns {
 
 /// A project-defined MCP server for the mcp-reachability probe.
 struct McpSetup {
-    std::vector<FileToWrite> files;  ///< Config files that define the server in the workspace.
-    std::string tool_name;           ///< The name under which the harness offers the server's tool.
+    std::vector<FileToWrite> files; ///< Config files that define the server in the workspace.
+    std::string tool_name;          ///< The name under which the harness offers the server's tool.
 };
 
 class Adapter {
@@ -215,7 +215,8 @@ public:
         return {};
     }
 
-    /// Rewrites `invocation` (from map()) to use the scripted model server; files to write included.
+    /// Rewrites `invocation` (from map()) to use the scripted model server; files to write
+    /// included.
     virtual Result<EndpointInjection> inject_endpoint(const Invocation& invocation,
                                                       const EndpointSpec& endpoint) const;
 };
@@ -223,4 +224,4 @@ public:
 /// A refusal with the standard alternatives: the modes that would work, and other harnesses.
 Refusal refuse(std::string reason, std::vector<std::string> alternatives);
 
-}  // namespace sonata::adapters
+} // namespace sonata::adapters

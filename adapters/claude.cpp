@@ -2,7 +2,6 @@
 // through; read-only runs stripped to Read/Grep/Glob with no MCP servers. Resuming re-passes every
 // flag: 2.1.197's --resume does not keep the session's permission mode.
 #include <fmt/format.h>
-
 #include <nlohmann/json.hpp>
 
 #include "adapters/adapter.hpp"
@@ -12,7 +11,8 @@
 namespace sonata::adapters {
 namespace {
 
-const std::vector<std::string> k_read_tools{"--tools=Read,Grep,Glob", "--allowedTools=Read,Grep,Glob"};
+const std::vector<std::string> k_read_tools{"--tools=Read,Grep,Glob",
+                                            "--allowedTools=Read,Grep,Glob"};
 
 class Claude final : public Adapter {
 public:
@@ -25,11 +25,13 @@ public:
     }
 
     Result<Outcome> map(const PlanInput& in) const override {
-        if (in.mode == Mode::bypass_permissions && in.host.is_root && !in.options.forbids_bypass()) {
-            return refuse("claude refuses bypassPermissions when run as root, and sonata will not set "
-                          "IS_SANDBOX to talk it round",
-                          {"run sonata as a non-root user", "dispatch in acceptEdits mode",
-                           "use harness codex (danger-full-access sandbox)"});
+        if (in.mode == Mode::bypass_permissions && in.host.is_root &&
+            !in.options.forbids_bypass()) {
+            return refuse(
+                "claude refuses bypassPermissions when run as root, and sonata will not set "
+                "IS_SANDBOX to talk it round",
+                {"run sonata as a non-root user", "dispatch in acceptEdits mode",
+                 "use harness codex (danger-full-access sandbox)"});
         }
         Invocation inv;
         // hostile-workspace (claude 2.1.197): -p skips the trust dialog and runs the project's
@@ -44,7 +46,8 @@ public:
         inv.argv.emplace_back(to_string(mode));
         if (mode == Mode::plan) {
             inv.argv.insert(inv.argv.end(), k_read_tools.begin(), k_read_tools.end());
-            inv.argv.emplace_back(in.host.managed_mcp_config ? "--disallowedTools=mcp__*" : "--strict-mcp-config");
+            inv.argv.emplace_back(in.host.managed_mcp_config ? "--disallowedTools=mcp__*"
+                                                             : "--strict-mcp-config");
             inv.relies_on = relies::read_only();
         } else if (mode == Mode::default_mode) {
             inv.relies_on = relies::asks_first();
@@ -59,7 +62,8 @@ public:
     }
 
     std::vector<std::string> forbidden_flags(Mode mode) const override {
-        std::vector<std::string> flags{"--dangerously-skip-permissions", "--allow-dangerously-skip-permissions"};
+        std::vector<std::string> flags{"--dangerously-skip-permissions",
+                                       "--allow-dangerously-skip-permissions"};
         if (mode == Mode::plan) flags.insert(flags.end(), {"--mcp-config", "--add-dir"});
         return flags;
     }
@@ -87,9 +91,9 @@ public:
     WireProtocol protocol() const override { return WireProtocol::anthropic_messages; }
 
     ToolVocabulary tools() const override {
-        return {{"Write"}, "file_path", "content", true, {"Bash"}, "command",
-                {"Task", "Agent"}, "prompt", {"ExitPlanMode"},
-                {"EnterPlanMode"}};
+        return {{"Write"},        "file_path",      "content",         true,
+                {"Bash"},         "command",        {"Task", "Agent"}, "prompt",
+                {"ExitPlanMode"}, {"EnterPlanMode"}};
     }
 
     std::vector<FileToWrite> hostile_files(const std::string& workspace,
@@ -128,7 +132,8 @@ public:
         return file.empty() ? std::string() : project::first_uuid(file.substr(file.rfind('/') + 1));
     }
 
-    Result<EndpointInjection> inject_endpoint(const Invocation& inv, const EndpointSpec& ep) const override {
+    Result<EndpointInjection> inject_endpoint(const Invocation& inv,
+                                              const EndpointSpec& ep) const override {
         EndpointInjection out{inv, {}};
         out.invocation.env.insert({{"ANTHROPIC_BASE_URL", ep.base_url},
                                    {"ANTHROPIC_API_KEY", ep.api_key},
@@ -137,18 +142,22 @@ public:
                                    {"DISABLE_ERROR_REPORTING", "1"},
                                    {"DISABLE_AUTOUPDATER", "1"},
                                    {"CLAUDE_CODE_MAX_RETRIES", "0"}});
-        const std::string key_tail = ep.api_key.substr(ep.api_key.size() > 20 ? ep.api_key.size() - 20 : 0);
-        out.files.push_back({ep.home + "/.claude.json",
-                             fmt::format(R"({{"hasCompletedOnboarding":true,"customApiKeyResponses":)"
-                                         R"({{"approved":["{}"],"rejected":[]}}}})",
-                                         key_tail)});
+        const std::string key_tail =
+            ep.api_key.substr(ep.api_key.size() > 20 ? ep.api_key.size() - 20 : 0);
+        out.files.push_back(
+            {ep.home + "/.claude.json",
+             fmt::format(R"({{"hasCompletedOnboarding":true,"customApiKeyResponses":)"
+                         R"({{"approved":["{}"],"rejected":[]}}}})",
+                         key_tail)});
         return out;
     }
 
 private:
     static void add_common(Invocation& inv, const PlanInput& in) {
         if (!in.model.empty()) inv.argv.insert(inv.argv.end(), {"--model", in.model});
-        if (in.max_budget_usd) inv.argv.insert(inv.argv.end(), {"--max-budget-usd", fmt::format("{:.2f}", *in.max_budget_usd)});
+        if (in.max_budget_usd)
+            inv.argv.insert(inv.argv.end(),
+                            {"--max-budget-usd", fmt::format("{:.2f}", *in.max_budget_usd)});
         if (!in.resume_session.empty()) {
             inv.argv.insert(inv.argv.end(), {"--resume", in.resume_session});
             relies::add_resume(inv.relies_on);
@@ -158,8 +167,8 @@ private:
     }
 };
 
-}  // namespace
+} // namespace
 
 std::unique_ptr<Adapter> make_claude() { return std::make_unique<Claude>(); }
 
-}  // namespace sonata::adapters
+} // namespace sonata::adapters

@@ -157,16 +157,25 @@ public:
     std::vector<std::string> repeatable_flags() const override { return {"-c", "--config"}; }
 
     std::vector<std::pair<std::string, std::string>> flag_aliases() const override {
-        // From `codex exec --help` (0.171.0): a config's `-s danger-full-access` is a second --sandbox.
-        return {{"-s", "--sandbox"}, {"-a", "--ask-for-approval"}, {"-c", "--config"},
-                {"-p", "--profile"}, {"-m", "--model"},           {"-C", "--cd"},
+        // From `codex exec --help` (0.171.0): a config's `-s danger-full-access` is a second
+        // --sandbox.
+        return {{"-s", "--sandbox"}, {"-a", "--ask-for-approval"},
+                {"-c", "--config"},  {"-p", "--profile"},
+                {"-m", "--model"},   {"-C", "--cd"},
                 {"-i", "--image"},   {"-o", "--output-last-message"}};
     }
 
     std::vector<std::string> reserved_flags(Mode) const override {
         // Config keys that would override the sandbox or approvals the mapping chose.
-        return {"sandbox_mode", "approval_policy", "sandbox_workspace_write", "sandbox_permissions",
-                "permissions", "profile", "profiles", "--profile", "-p"};
+        return {"sandbox_mode",
+                "approval_policy",
+                "sandbox_workspace_write",
+                "sandbox_permissions",
+                "permissions",
+                "profile",
+                "profiles",
+                "--profile",
+                "-p"};
     }
 
     WireProtocol protocol() const override { return WireProtocol::openai_responses; }
@@ -197,7 +206,7 @@ public:
         // apply_patch carries the path inside its patch text ("*** Add File: <path>"), so it names
         // no path field; exec may not offer it at all, and then the shell is the only door.
         return {{"apply_patch"}, "",        "input", false, {"exec_command"}, "cmd",
-                {"spawn_agent"}, "message", {},  {}};
+                {"spawn_agent"}, "message", {},      {}};
     }
 
     std::vector<FileToWrite> hostile_files(const std::string& workspace,

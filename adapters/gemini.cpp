@@ -41,16 +41,9 @@ public:
 
     ToolVocabulary tools() const override {
         // plan offers exit_plan_mode, the other tiers enter_plan_mode; every tier invoke_agent.
-        return {{"write_file"},
-                "file_path",
-                "content",
-                true,
-                {"run_shell_command"},
-                "command",
-                {"invoke_agent"},
-                "prompt",
-                {"exit_plan_mode"},
-                {"enter_plan_mode"}};
+        return {{"write_file"},        "file_path",        "content",        true,
+                {"run_shell_command"}, "command",          {"invoke_agent"}, "prompt",
+                {"exit_plan_mode"},    {"enter_plan_mode"}};
     }
 
     std::vector<FileToWrite> hostile_files(const std::string& workspace,
@@ -115,8 +108,8 @@ protected:
     }
 };
 
-}  // namespace
+} // namespace
 
 std::unique_ptr<Adapter> make_gemini() { return std::make_unique<Gemini>(); }
 
-}  // namespace sonata::adapters
+} // namespace sonata::adapters

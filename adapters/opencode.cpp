@@ -137,8 +137,11 @@ public:
 
     std::vector<std::pair<std::string, std::string>> flag_aliases() const override {
         // From `opencode run --help` (1.18.33).
-        return {{"-m", "--model"}, {"-s", "--session"}, {"-c", "--continue"},
-                {"-f", "--file"},  {"-i", "--interactive"}};
+        return {{"-m", "--model"},
+                {"-s", "--session"},
+                {"-c", "--continue"},
+                {"-f", "--file"},
+                {"-i", "--interactive"}};
     }
 
     std::vector<std::string> permission_env() const override {
@@ -193,7 +196,7 @@ public:
     WireProtocol protocol() const override { return WireProtocol::openai_chat; }
 
     ToolVocabulary tools() const override {
-        return {{"write"}, "filePath", "content", true,         {"bash"},
+        return {{"write"}, "filePath", "content", true,          {"bash"},
                 "command", {"task"},   "prompt",  {"plan_exit"}, {}};
     }
 

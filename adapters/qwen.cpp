@@ -111,8 +111,8 @@ protected:
     }
 };
 
-}  // namespace
+} // namespace
 
 std::unique_ptr<Adapter> make_qwen() { return std::make_unique<Qwen>(); }
 
-}  // namespace sonata::adapters
+} // namespace sonata::adapters

@@ -19,4 +19,4 @@ Result<const Adapter*> find_adapter(std::string_view harness_id);
 /// Ids of every adapter, sorted.
 std::vector<std::string> harness_ids();
 
-}  // namespace sonata::adapters
+} // namespace sonata::adapters

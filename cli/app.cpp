@@ -55,7 +55,7 @@ int run_parsed(CLI::App& app, int argc, char** argv, Action& action) {
     return result ? *result : report_error(result.error());
 }
 
-}  // namespace
+} // namespace
 
 int run(int argc, char** argv) {
     // `sonata hook` runs on every tool call of the user's Claude Code session: a bare `hook` skips
@@ -63,16 +63,18 @@ int run(int argc, char** argv) {
     // anything else still go through CLI11.
     if (argc == 2 && std::string_view(argv[1]) == "hook") return run_hook(current_environment());
     try {
-        CLI::App app{"sonata — hand work to other coding-agent CLIs, never more permissive than the "
-                     "Claude Code session that asked"};
+        CLI::App app{
+            "sonata — hand work to other coding-agent CLIs, never more permissive than the "
+            "Claude Code session that asked"};
         app.set_version_flag("--version", std::string("sonata ") + SONATA_VERSION);
         app.require_subcommand(0, 1);
         Action action;
-        for (const auto adder : adders()) adder(app, action);
+        for (const auto adder : adders())
+            adder(app, action);
         return run_parsed(app, argc, argv, action);
     } catch (const std::exception& e) {
         return report_error(Error{ExitCode::failure, std::string("internal error: ") + e.what()});
     }
 }
 
-}  // namespace sonata::cli
+} // namespace sonata::cli

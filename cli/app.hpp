@@ -38,10 +38,11 @@ void add_model_server(CLI::App& app, Action& action);
 void add_report(CLI::App& app, Action& action);
 void add_mcp_canary(CLI::App& app, Action& action);
 
-/// Parses argv, runs the chosen subcommand, prints errors as `sonata: error: …`; returns the exit code.
+/// Parses argv, runs the chosen subcommand, prints errors as `sonata: error: …`; returns the exit
+/// code.
 int run(int argc, char** argv);
 
 /// Prints an error in the one format sonata uses and returns its exit code.
 int report_error(const Error& error);
 
-}  // namespace sonata::cli
+} // namespace sonata::cli

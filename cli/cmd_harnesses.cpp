@@ -19,29 +19,36 @@ Result<int> run_harnesses(bool json, const Context& context) {
     auto runner = make_system_runner();
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (const auto& adapter : adapters::all_adapters()) {
-        const auto s = adapters::detect_harness(*adapter, std::string(adapter->id()), *config, context.env, *runner);
+        const auto s = adapters::detect_harness(*adapter, std::string(adapter->id()), *config,
+                                                context.env, *runner);
         if (json) {
-            list.push_back({{"id", s.id}, {"installed", s.installed}, {"path", s.path}, {"version", s.version},
-                            {"protocol", adapters::to_string(adapter->protocol())}, {"note", s.note}});
+            list.push_back({{"id", s.id},
+                            {"installed", s.installed},
+                            {"path", s.path},
+                            {"version", s.version},
+                            {"protocol", adapters::to_string(adapter->protocol())},
+                            {"note", s.note}});
         } else {
-            std::cout << fmt::format("{:<10} {:<13} {:<12} {}\n", s.id, s.installed ? "installed" : "not installed",
-                                     s.version.empty() ? "-" : s.version,
-                                     s.installed ? s.path + (s.note.empty() ? "" : " (" + s.note + ")") : s.note);
+            std::cout << fmt::format(
+                "{:<10} {:<13} {:<12} {}\n", s.id, s.installed ? "installed" : "not installed",
+                s.version.empty() ? "-" : s.version,
+                s.installed ? s.path + (s.note.empty() ? "" : " (" + s.note + ")") : s.note);
         }
     }
     if (json) std::cout << list.dump(2) << '\n';
     return 0;
 }
 
-}  // namespace
+} // namespace
 
 void add_harnesses(CLI::App& app, Action& action) {
     auto json = std::make_shared<bool>(false);
-    auto* cmd = app.add_subcommand("harnesses", "List every known harness: installed or not, path, version");
+    auto* cmd = app.add_subcommand("harnesses",
+                                   "List every known harness: installed or not, path, version");
     cmd->add_flag("--json", *json, "Print a JSON array");
     cmd->callback([&action, json] {
         action = [json](const Context& context) { return run_harnesses(*json, context); };
     });
 }
 
-}  // namespace sonata::cli
+} // namespace sonata::cli

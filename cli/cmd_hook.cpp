@@ -18,4 +18,4 @@ void add_hook(CLI::App& app, Action& action) {
     });
 }
 
-}  // namespace sonata::cli
+} // namespace sonata::cli

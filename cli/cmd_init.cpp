@@ -1,7 +1,6 @@
 // `sonata init [--scope project|global] [--yes] [--remove]`: installs (or removes) sonata's
 // PreToolUse hook in Claude Code's settings, and in project scope a commented sonata.toml. It says
 // what it will change first; without --yes it asks on a terminal, and elsewhere changes nothing.
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 #include <memory>
 
 #include <CLI/CLI.hpp>
+#include <sys/stat.h>
 
 #include "cli/app.hpp"
 #include "cli/init_support.hpp"
@@ -38,7 +38,7 @@ struct Step {
 
 struct Plan {
     std::vector<Step> steps;
-    std::vector<std::string> notes;  ///< Said whether or not anything changes.
+    std::vector<std::string> notes; ///< Said whether or not anything changes.
 };
 
 /// The settings file to edit, with a symlink followed so a linked dotfile stays linked.
@@ -54,16 +54,20 @@ Result<std::string> settings_path(const InitArgs& args, const Context& context) 
     const fs::path path = fs::path(base) / ".claude" / "settings.json";
     std::error_code ec;
     const auto target = fs::weakly_canonical(path, ec);
-    if (ec) return fail(ExitCode::bad_data, path.string() + ": cannot resolve its path (" + ec.message() + ")");
-    if (args.scope == "global") return target.string();  // the user's own dotfile, linked anywhere
+    if (ec)
+        return fail(ExitCode::bad_data,
+                    path.string() + ": cannot resolve its path (" + ec.message() + ")");
+    if (args.scope == "global") return target.string(); // the user's own dotfile, linked anywhere
     // A project comes with its repository, which is not trusted: its .claude/ or settings.json may
     // link anywhere (the global settings, another project), and init edits only the project.
     const auto root = fs::weakly_canonical(base, ec);
-    const auto inside = std::mismatch(root.begin(), root.end(), target.begin(), target.end()).first == root.end();
+    const auto inside =
+        std::mismatch(root.begin(), root.end(), target.begin(), target.end()).first == root.end();
     if (ec || !inside) {
-        return fail(ExitCode::bad_data, path.string() + " leads out of the project to " + target.string() +
-                                            " (a symlink): sonata init edits only files inside the project; "
-                                            "the file was left untouched");
+        return fail(ExitCode::bad_data,
+                    path.string() + " leads out of the project to " + target.string() +
+                        " (a symlink): sonata init edits only files inside the project; "
+                        "the file was left untouched");
     }
     return target.string();
 }
@@ -202,7 +206,7 @@ Result<int> run_init(const InitArgs& args, const Context& context) {
     return 0;
 }
 
-}  // namespace
+} // namespace
 
 void add_init(CLI::App& app, Action& action) {
     auto args = std::make_shared<InitArgs>();
@@ -223,4 +227,4 @@ void add_init(CLI::App& app, Action& action) {
     });
 }
 
-}  // namespace sonata::cli
+} // namespace sonata::cli

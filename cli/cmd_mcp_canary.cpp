@@ -3,8 +3,6 @@
 // notifications/initialized, ping, tools/list (one tool, "touch") and tools/call, which appends a
 // line to FILE — so a changed FILE proves the harness let the model call a project MCP tool. Ends
 // at EOF on stdin.
-#include "cli/mcp_canary.hpp"
-
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -14,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/app.hpp"
+#include "cli/mcp_canary.hpp"
 #include "core/text.hpp"
 
 namespace sonata::cli {
@@ -68,7 +67,7 @@ json answer(const json& message, const std::string& file) {
     const auto params_field = message.find("params");
     const json params = params_field != message.end() && params_field->is_object()
                             ? *params_field
-                            : json::object();  // by-position params: none of ours takes any
+                            : json::object(); // by-position params: none of ours takes any
     json result;
     if (method == "initialize") {
         result = {{"protocolVersion", string_or(params, "protocolVersion", "2025-06-18")},

@@ -48,7 +48,7 @@ struct ModelServerArgs {
 
 // Without --harness: neutral tool names, so a hand-driven client can see what each intent becomes.
 adapters::ToolVocabulary generic_vocabulary() {
-    return {{"write_file"}, "path",   "content",         false, {"shell"}, "command",
+    return {{"write_file"}, "path",   "content",          false, {"shell"}, "command",
             {"task"},       "prompt", {"exit_plan_mode"}, {}};
 }
 
@@ -63,7 +63,8 @@ Result<adapters::ToolVocabulary> vocabulary_for(const std::string& harness) {
 /// there is replaced instead of blocking the exit or writing elsewhere.
 Result<void> write_record(const std::string& path, const std::string& json) {
     if (auto ok = write_file_atomic(path, json + "\n"); !ok) {
-        return fail(ExitCode::failure, "cannot write the recording to " + path + " (" + ok.error().message + ")");
+        return fail(ExitCode::failure,
+                    "cannot write the recording to " + path + " (" + ok.error().message + ")");
     }
     return {};
 }
@@ -118,7 +119,7 @@ Result<int> run_model_server(const ModelServerArgs& args, const Context& context
     return 0;
 }
 
-}  // namespace
+} // namespace
 
 void add_model_server(CLI::App& app, Action& action) {
     auto args = std::make_shared<ModelServerArgs>();
@@ -136,4 +137,4 @@ void add_model_server(CLI::App& app, Action& action) {
     });
 }
 
-}  // namespace sonata::cli
+} // namespace sonata::cli

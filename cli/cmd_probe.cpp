@@ -1,5 +1,5 @@
-// `sonata probe`: detect the installed harnesses, run the probe cells, print progress and a summary,
-// write the capability matrix. Exit 0 whenever probing worked, whatever the verdicts.
+// `sonata probe`: detect the installed harnesses, run the probe cells, print progress and a
+// summary, write the capability matrix. Exit 0 whenever probing worked, whatever the verdicts.
 #include <pthread.h>
 #include <unistd.h>
 
@@ -51,10 +51,12 @@ Result<std::map<std::string, std::string>> parse_bins(const std::vector<std::str
             return fail(ExitCode::usage, "--bin '" + bin + "' is not of the form HARNESS=PATH");
         }
         const std::string id = bin.substr(0, eq);
-        if (auto adapter = adapters::find_adapter(id); !adapter) return tl::unexpected(adapter.error());
+        if (auto adapter = adapters::find_adapter(id); !adapter)
+            return tl::unexpected(adapter.error());
         std::error_code ec;
         const std::string path = fs::absolute(bin.substr(eq + 1), ec).string();
-        if (::access(path.c_str(), X_OK) != 0) return fail(ExitCode::usage, "--bin " + id + ": '" + path + "' is not executable");
+        if (::access(path.c_str(), X_OK) != 0)
+            return fail(ExitCode::usage, "--bin " + id + ": '" + path + "' is not executable");
         out[id] = path;
     }
     return out;
@@ -71,7 +73,8 @@ std::vector<std::string> default_ids(const Config& config) {
     return ids;
 }
 
-Result<std::vector<probes::ProbeTargetHarness>> targets(const ProbeArgs& args, const Config& config, const Context& context) {
+Result<std::vector<probes::ProbeTargetHarness>> targets(const ProbeArgs& args, const Config& config,
+                                                        const Context& context) {
     auto bins = parse_bins(args.bins);
     if (!bins) return tl::unexpected(bins.error());
     std::vector<std::string> ids = args.harnesses;
@@ -91,7 +94,9 @@ Result<std::vector<probes::ProbeTargetHarness>> targets(const ProbeArgs& args, c
             std::cerr << "sonata: skip " << id << ": " << status.note << '\n';
             continue;
         }
-        if (status.version.empty()) std::cerr << "sonata: " << id << ": " << status.note << "; probing it as version \"\"\n";
+        if (status.version.empty())
+            std::cerr << "sonata: " << id << ": " << status.note
+                      << "; probing it as version \"\"\n";
         const auto* configured = config.harness(id);
         out.push_back({*adapter, id, status.path, status.version,
                        configured != nullptr ? configured->args : std::vector<std::string>{}});
@@ -100,11 +105,12 @@ Result<std::vector<probes::ProbeTargetHarness>> targets(const ProbeArgs& args, c
 }
 
 void print_summary(const std::vector<probes::CellOutcome>& outcomes) {
-    std::cout << fmt::format("\n{:<22} {:<24} {:<18} {:<10} {}\n", "harness", "probe", "mode", "role", "verdict");
+    std::cout << fmt::format("\n{:<22} {:<24} {:<18} {:<10} {}\n", "harness", "probe", "mode",
+                             "role", "verdict");
     for (const auto& o : outcomes) {
         const Cell& c = o.cell;
-        std::cout << fmt::format("{:<22} {:<24} {:<18} {:<10} {}\n", c.harness + "@" + c.version, c.probe, c.mode,
-                                 c.role, to_string(c.verdict));
+        std::cout << fmt::format("{:<22} {:<24} {:<18} {:<10} {}\n", c.harness + "@" + c.version,
+                                 c.probe, c.mode, c.role, to_string(c.verdict));
     }
 }
 
@@ -119,9 +125,10 @@ double median(std::vector<double> values) {
 
 /// --timings FILE: one TSV row per cell (milliseconds), and per harness on stderr the harness's own
 /// time against sonata's overhead (setup, model server, observing, teardown).
-Result<void> write_timings(const std::vector<probes::CellOutcome>& outcomes, const std::string& path,
-                           std::chrono::steady_clock::duration wall) {
-    std::string tsv = "harness\tversion\tprobe\tmode\trole\tverdict\tsetup_ms\tserver_ms\tharness_ms\tobserve_ms\t"
+Result<void> write_timings(const std::vector<probes::CellOutcome>& outcomes,
+                           const std::string& path, std::chrono::steady_clock::duration wall) {
+    std::string tsv = "harness\tversion\tprobe\tmode\trole\tverdict\tsetup_ms\tserver_ms\tharness_"
+                      "ms\tobserve_ms\t"
                       "teardown_ms\toverhead_ms\n";
     struct Sum {
         std::size_t cells = 0;
@@ -133,9 +140,11 @@ Result<void> write_timings(const std::vector<probes::CellOutcome>& outcomes, con
     for (const auto& o : outcomes) {
         const auto& t = o.timing;
         const double overhead = ms(t.setup) + ms(t.server) + ms(t.observe) + ms(t.teardown);
-        tsv += fmt::format("{}\t{}\t{}\t{}\t{}\t{}\t{:.1f}\t{:.1f}\t{:.1f}\t{:.1f}\t{:.1f}\t{:.1f}\n", o.cell.harness,
-                           o.cell.version, o.cell.probe, o.cell.mode, o.cell.role, to_string(o.cell.verdict), ms(t.setup),
-                           ms(t.server), ms(t.harness), ms(t.observe), ms(t.teardown), overhead);
+        tsv +=
+            fmt::format("{}\t{}\t{}\t{}\t{}\t{}\t{:.1f}\t{:.1f}\t{:.1f}\t{:.1f}\t{:.1f}\t{:.1f}\n",
+                        o.cell.harness, o.cell.version, o.cell.probe, o.cell.mode, o.cell.role,
+                        to_string(o.cell.verdict), ms(t.setup), ms(t.server), ms(t.harness),
+                        ms(t.observe), ms(t.teardown), overhead);
         Sum& sum = sums[o.cell.harness];
         ++sum.cells;
         sum.harness += ms(t.harness);
@@ -143,13 +152,17 @@ Result<void> write_timings(const std::vector<probes::CellOutcome>& outcomes, con
         all_overheads.push_back(overhead);
     }
     if (auto written = write_file_atomic(path, tsv, WriteOptions{}); !written) return written;
-    std::cerr << fmt::format("\nsonata: wall {:.1f} s for {} cell(s); sonata's overhead per cell: median {:.1f} ms\n",
-                             std::chrono::duration<double>(wall).count(), outcomes.size(), median(all_overheads));
+    std::cerr << fmt::format(
+        "\nsonata: wall {:.1f} s for {} cell(s); sonata's overhead per cell: median {:.1f} ms\n",
+        std::chrono::duration<double>(wall).count(), outcomes.size(), median(all_overheads));
     for (const auto& [harness, sum] : sums) {
         double overhead = 0;
-        for (const double o : sum.overheads) overhead += o;
-        std::cerr << fmt::format("  {:<10} {:>3} cell(s)  harness {:>7.1f} s  sonata {:>6.2f} s  (median {:.1f} ms/cell)\n",
-                                 harness, sum.cells, sum.harness / 1000.0, overhead / 1000.0, median(sum.overheads));
+        for (const double o : sum.overheads)
+            overhead += o;
+        std::cerr << fmt::format("  {:<10} {:>3} cell(s)  harness {:>7.1f} s  sonata {:>6.2f} s  "
+                                 "(median {:.1f} ms/cell)\n",
+                                 harness, sum.cells, sum.harness / 1000.0, overhead / 1000.0,
+                                 median(sum.overheads));
     }
     std::cerr << "sonata: timings written to " << path << '\n';
     return {};
@@ -161,13 +174,16 @@ Result<void> save_matrices(const Matrix& run, const ProbeArgs& args, const Conte
         std::cerr << "sonata: wrote " << args.out << '\n';
     }
     if (args.no_save) return {};
-    const std::string path = !args.matrix.empty() ? args.matrix : default_matrix_path(machine_dir(context.env));
-    Matrix merged = run;  // run_probe checked before probing that machine_dir is not empty
+    const std::string path =
+        !args.matrix.empty() ? args.matrix : default_matrix_path(machine_dir(context.env));
+    Matrix merged = run; // run_probe checked before probing that machine_dir is not empty
     std::error_code ec;
     if (fs::exists(path, ec)) {
         auto existing = load_matrix(path);
         if (!existing) {
-            return fail(ExitCode::bad_data, existing.error().message + "; left untouched (this run's results: use --out FILE)");
+            return fail(ExitCode::bad_data,
+                        existing.error().message +
+                            "; left untouched (this run's results: use --out FILE)");
         }
         merged = *existing;
         merged.sonata_version = run.sonata_version;
@@ -189,7 +205,8 @@ class InterruptWatch {
 public:
     InterruptWatch() {
         sigemptyset(&m_signals);
-        for (const int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&m_signals, sig);
+        for (const int sig : {SIGINT, SIGTERM, SIGHUP})
+            sigaddset(&m_signals, sig);
         ::pthread_sigmask(SIG_BLOCK, &m_signals, &m_previous);
         m_thread = std::thread([this] { watch(); });
     }
@@ -213,16 +230,18 @@ private:
             if (info.si_pid > 0 && descends_from_us(info.si_pid)) {
                 // A harness under probe (or a helper it left behind, which sonata adopted as the
                 // subreaper) must not be able to end the run by signalling its parent.
-                std::cerr << fmt::format("\nsonata: ignored {} from pid {}, a process sonata started\n",
-                                         ::sigabbrev_np(info.si_signo) != nullptr ? ::sigabbrev_np(info.si_signo) : "?",
-                                         info.si_pid);
+                std::cerr << fmt::format(
+                    "\nsonata: ignored {} from pid {}, a process sonata started\n",
+                    ::sigabbrev_np(info.si_signo) != nullptr ? ::sigabbrev_np(info.si_signo) : "?",
+                    info.si_pid);
                 continue;
             }
             if (m_cancel.exchange(true)) std::_Exit(130);
-            std::cerr << fmt::format("\nsonata: interrupted by {} from pid {}: stopping the running cells "
-                                     "(again to quit now)\n",
-                                     ::sigabbrev_np(info.si_signo) != nullptr ? ::sigabbrev_np(info.si_signo) : "?",
-                                     info.si_pid);
+            std::cerr << fmt::format(
+                "\nsonata: interrupted by {} from pid {}: stopping the running cells "
+                "(again to quit now)\n",
+                ::sigabbrev_np(info.si_signo) != nullptr ? ::sigabbrev_np(info.si_signo) : "?",
+                info.si_pid);
         }
     }
 
@@ -232,7 +251,7 @@ private:
         for (int depth = 0; depth < 64 && pid > 1; ++depth) {
             const auto fields = proc_stat_fields(pid);
             if (!fields || fields->size() < 2) return false;
-            const pid_t parent = static_cast<pid_t>(std::stol((*fields)[1]));  // field 4
+            const pid_t parent = static_cast<pid_t>(std::stol((*fields)[1])); // field 4
             if (parent == self) return true;
             pid = parent;
         }
@@ -249,7 +268,7 @@ private:
 Result<int> run_probe(const ProbeArgs& args, const Context& context) {
     auto config = context.config();
     if (!config) return tl::unexpected(config.error());
-    if (args.matrix.empty() && !args.no_save) {  // know where the matrix goes before probing
+    if (args.matrix.empty() && !args.no_save) { // know where the matrix goes before probing
         if (auto dir = machine_dir_checked(context.env); !dir) return tl::unexpected(dir.error());
     }
     for (const auto& id : args.probes) {
@@ -261,15 +280,18 @@ Result<int> run_probe(const ProbeArgs& args, const Context& context) {
     for (const auto& h : *harnesses) {
         auto cells = probes::plan_cells(h, args.probes);
         if (!cells && cells.error().code == ExitCode::config) {
-            return fail(ExitCode::config, config->where("harnesses." + h.id + ".args") + "'harnesses." + h.id +
+            return fail(ExitCode::config, config->where("harnesses." + h.id + ".args") +
+                                              "'harnesses." + h.id +
                                               ".args': " + cells.error().message);
         }
         if (!cells) return tl::unexpected(cells.error());
         jobs.insert(jobs.end(), cells->begin(), cells->end());
     }
-    const auto tmp_base = context.env.count("TMPDIR") ? context.env.at("TMPDIR") : std::string("/tmp");
+    const auto tmp_base =
+        context.env.count("TMPDIR") ? context.env.at("TMPDIR") : std::string("/tmp");
     std::string base = tmp_base + "/sonata-probe-XXXXXX";
-    if (::mkdtemp(base.data()) == nullptr) return fail(ExitCode::failure, "cannot create a scratch directory under " + tmp_base);
+    if (::mkdtemp(base.data()) == nullptr)
+        return fail(ExitCode::failure, "cannot create a scratch directory under " + tmp_base);
     struct Cleanup {
         std::string dir;
         ~Cleanup() {
@@ -281,21 +303,30 @@ Result<int> run_probe(const ProbeArgs& args, const Context& context) {
     auto template_dir = probes::make_workspace_template(base, *runner);
     if (!template_dir) return tl::unexpected(template_dir.error());
     const InterruptWatch interrupt;
-    const probes::CellSettings settings{
-        base,        *template_dir,
-        fs::read_symlink("/proc/self/exe").string(),
-        context.env, args.timeout > 0 ? std::chrono::seconds(args.timeout) : config->probe_timeout,
-        interrupt.flag(), args.capture};
+    const probes::CellSettings settings{base,
+                                        *template_dir,
+                                        fs::read_symlink("/proc/self/exe").string(),
+                                        context.env,
+                                        args.timeout > 0 ? std::chrono::seconds(args.timeout)
+                                                         : config->probe_timeout,
+                                        interrupt.flag(),
+                                        args.capture};
     const bool tty = ::isatty(STDERR_FILENO) != 0;
-    std::cerr << "sonata: " << harnesses->size() << " harness(es), " << jobs.size() << " cell(s), " << args.jobs << " at a time\n";
+    std::cerr << "sonata: " << harnesses->size() << " harness(es), " << jobs.size() << " cell(s), "
+              << args.jobs << " at a time\n";
     const auto started = std::chrono::steady_clock::now();
-    auto outcomes = probes::run_cells(jobs, settings, args.jobs, [&](const probes::CellOutcome& o, std::size_t done, std::size_t total) {
-        const Cell& c = o.cell;
-        const std::string line = fmt::format("[{}/{}] {}@{} {} {} {}: {}", done, total, c.harness, c.version, c.probe,
-                                             c.mode, c.role, to_string(c.verdict));
-        if (tty) std::cerr << "\r\033[K" << line << (done == total ? "\n" : "") << std::flush;
-        else std::cerr << line << '\n';
-    });
+    auto outcomes = probes::run_cells(
+        jobs, settings, args.jobs,
+        [&](const probes::CellOutcome& o, std::size_t done, std::size_t total) {
+            const Cell& c = o.cell;
+            const std::string line =
+                fmt::format("[{}/{}] {}@{} {} {} {}: {}", done, total, c.harness, c.version,
+                            c.probe, c.mode, c.role, to_string(c.verdict));
+            if (tty)
+                std::cerr << "\r\033[K" << line << (done == total ? "\n" : "") << std::flush;
+            else
+                std::cerr << line << '\n';
+        });
     if (interrupt.interrupted()) {
         print_summary(outcomes);
         std::cerr << "sonata: interrupted after " << outcomes.size() << " of " << jobs.size()
@@ -303,40 +334,51 @@ Result<int> run_probe(const ProbeArgs& args, const Context& context) {
         return 130;
     }
     if (!args.timings.empty()) {
-        if (auto ok = write_timings(outcomes, args.timings, std::chrono::steady_clock::now() - started); !ok) {
+        if (auto ok =
+                write_timings(outcomes, args.timings, std::chrono::steady_clock::now() - started);
+            !ok) {
             return tl::unexpected(ok.error());
         }
     }
     const Matrix run = probes::matrix_from(outcomes);
-    if (args.json) std::cout << matrix_to_json(run);
-    else print_summary(outcomes);
+    if (args.json)
+        std::cout << matrix_to_json(run);
+    else
+        print_summary(outcomes);
     if (auto ok = save_matrices(run, args, context); !ok) return tl::unexpected(ok.error());
     return 0;
 }
 
-}  // namespace
+} // namespace
 
 void add_probe(CLI::App& app, Action& action) {
     auto args = std::make_shared<ProbeArgs>();
-    auto* cmd = app.add_subcommand("probe", "Run the probe catalogue against the installed harnesses and write the capability matrix");
+    auto* cmd = app.add_subcommand(
+        "probe",
+        "Run the probe catalogue against the installed harnesses and write the capability matrix");
     cmd->add_option("--harness", args->harnesses, "Probe only this harness (repeatable)");
     cmd->add_option("--probe", args->probes, "Run only this probe (repeatable)");
-    cmd->add_option("--bin", args->bins, "Probe the executable PATH as harness H: H=PATH (repeatable)");
+    cmd->add_option("--bin", args->bins,
+                    "Probe the executable PATH as harness H: H=PATH (repeatable)");
     cmd->add_option("--jobs", args->jobs, "Cells run in parallel")->check(CLI::Range(1U, 64U));
     cmd->add_option("--out", args->out, "Also write this run's matrix to FILE");
     cmd->add_option("--matrix", args->matrix, "The matrix to merge into (default: this machine's)");
-    cmd->add_option("--timeout", args->timeout, "Seconds per harness run (default: config timeouts.probe_seconds)")
+    cmd->add_option("--timeout", args->timeout,
+                    "Seconds per harness run (default: config timeouts.probe_seconds)")
         ->check(CLI::Range(1, 3600));
     cmd->add_option("--timings", args->timings,
-                    "Write per-cell timings (TSV) to FILE and print the harnesses' time against sonata's overhead");
+                    "Write per-cell timings (TSV) to FILE and print the harnesses' time against "
+                    "sonata's overhead");
     cmd->add_option("--capture", args->capture,
-                    "Save the TUI screens and headless output the cells see under DIR/<harness>/<version>/screens")
-        ->group("");  // for scripts/capture-screens
+                    "Save the TUI screens and headless output the cells see under "
+                    "DIR/<harness>/<version>/screens")
+        ->group(""); // for scripts/capture-screens
     cmd->add_flag("--no-save", args->no_save, "Do not merge into this machine's matrix");
-    cmd->add_flag("--json", args->json, "Print this run's matrix as JSON instead of the summary table");
+    cmd->add_flag("--json", args->json,
+                  "Print this run's matrix as JSON instead of the summary table");
     cmd->callback([&action, args] {
         action = [args](const Context& context) { return run_probe(*args, context); };
     });
 }
 
-}  // namespace sonata::cli
+} // namespace sonata::cli

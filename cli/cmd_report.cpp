@@ -40,7 +40,8 @@ Result<void> append_step_summary(const Context& context, const std::string& mark
     summary << markdown << "\n";
     summary.close();
     if (!summary) {
-        return fail(ExitCode::failure, "cannot append the report to $GITHUB_STEP_SUMMARY (" + it->second + ")");
+        return fail(ExitCode::failure,
+                    "cannot append the report to $GITHUB_STEP_SUMMARY (" + it->second + ")");
     }
     return {};
 }
@@ -69,9 +70,11 @@ Result<int> run_diff(const ReportArgs& args, const Context& context) {
     auto loaded = reports::load_matrices(args.matrices);
     if (!loaded) return tl::unexpected(loaded.error());
     const auto changes = reports::diff_matrices(loaded->at(0).matrix, loaded->at(1).matrix);
-    const std::string text = reports::render_diff_markdown(changes, args.matrices.at(0), args.matrices.at(1));
+    const std::string text =
+        reports::render_diff_markdown(changes, args.matrices.at(0), args.matrices.at(1));
     if (auto written = emit(text, args.out); !written) return tl::unexpected(written.error());
-    if (auto appended = append_step_summary(context, text); !appended) return tl::unexpected(appended.error());
+    if (auto appended = append_step_summary(context, text); !appended)
+        return tl::unexpected(appended.error());
     return to_int(reports::any_weaker(changes) ? ExitCode::weakened : ExitCode::ok);
 }
 
@@ -88,26 +91,29 @@ Result<int> run_report(const ReportArgs& args, const Context& context) {
     if (auto written = emit(text, args.out); !written) return tl::unexpected(written.error());
     const std::string summary =
         *format == reports::ReportFormat::markdown ? text : reports::render_markdown(merged);
-    if (auto appended = append_step_summary(context, summary); !appended) return tl::unexpected(appended.error());
+    if (auto appended = append_step_summary(context, summary); !appended)
+        return tl::unexpected(appended.error());
     return to_int(ExitCode::ok);
 }
 
-}  // namespace
+} // namespace
 
 void add_report(CLI::App& app, Action& action) {
     auto args = std::make_shared<ReportArgs>();
     auto* cmd = app.add_subcommand(
-        "report", "Render capability matrices (this machine's by default; several merge, one column per "
-                  "machine), or compare two with --diff");
+        "report",
+        "Render capability matrices (this machine's by default; several merge, one column per "
+        "machine), or compare two with --diff");
     cmd->add_option("--format", args->format, "md (default), junit, html or json");
     cmd->add_option("--out", args->out, "Write the report to FILE instead of standard output");
-    cmd->add_flag("--diff", args->diff,
-                  "Compare two matrix files, OLD NEW: print the cells that changed; exit 7 when one "
-                  "got weaker");
+    cmd->add_flag(
+        "--diff", args->diff,
+        "Compare two matrix files, OLD NEW: print the cells that changed; exit 7 when one "
+        "got weaker");
     cmd->add_option("matrix", args->matrices, "Matrix files (default: this machine's)");
     cmd->callback([&action, args] {
         action = [args](const Context& context) { return run_report(*args, context); };
     });
 }
 
-}  // namespace sonata::cli
+} // namespace sonata::cli

@@ -11,10 +11,11 @@
 
 int main(int argc, char** argv) {
     if (argc == 2 && (std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "-h")) {
-        std::fputs("usage: sonata-hook < PRETOOLUSE.json\n"
-                   "Claude Code's PreToolUse hook, as `sonata hook`: records the session's permission "
-                   "mode;\nalways exits 0 and prints nothing. Installed by `sonata init`.\n",
-                   stdout);
+        std::fputs(
+            "usage: sonata-hook < PRETOOLUSE.json\n"
+            "Claude Code's PreToolUse hook, as `sonata hook`: records the session's permission "
+            "mode;\nalways exits 0 and prints nothing. Installed by `sonata init`.\n",
+            stdout);
         return 0;
     }
     if (argc == 2 && std::string_view(argv[1]) == "--version") {

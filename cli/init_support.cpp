@@ -81,7 +81,8 @@ std::tuple<bool, std::string, long long> decimal_value(std::string_view number) 
         if (c != '.') digits += c;
     }
     const auto point = number.find('.');
-    if (point != std::string_view::npos) exponent -= static_cast<long long>(number.size() - point - 1);
+    if (point != std::string_view::npos)
+        exponent -= static_cast<long long>(number.size() - point - 1);
     const auto first = digits.find_first_not_of('0');
     if (first == std::string::npos) return {false, "0", 0};
     digits.erase(0, first);
@@ -96,11 +97,12 @@ std::tuple<bool, std::string, long long> decimal_value(std::string_view number) 
 /// reads numbers beyond 64-bit integers, and decimals, as doubles).
 class NumberCheck : public nlohmann::json_sax<json> {
 public:
-    std::optional<std::pair<std::string, std::string>> changed;  ///< As written, as it would be.
+    std::optional<std::pair<std::string, std::string>> changed; ///< As written, as it would be.
 
     bool number_float(number_float_t value, const string_t& text) override {
         const std::string rewritten = json(value).dump();
-        if (!changed && decimal_value(text) != decimal_value(rewritten)) changed.emplace(text, rewritten);
+        if (!changed && decimal_value(text) != decimal_value(rewritten))
+            changed.emplace(text, rewritten);
         return true;
     }
     bool null() override { return true; }
@@ -114,23 +116,27 @@ public:
     bool end_object() override { return true; }
     bool start_array(std::size_t) override { return true; }
     bool end_array() override { return true; }
-    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+        return false;
+    }
 };
 
 /// The parsed settings object, or a bad_data error; `text` nullopt gives an empty object.
 Result<json> parse_settings(const std::optional<std::string>& text, const std::string& source) {
     if (!text) return json::object();
     if (!json_depth_within(*text)) {
-        return fail(ExitCode::bad_data, source + ": nested deeper than " + std::to_string(k_max_json_depth) +
+        return fail(ExitCode::bad_data, source + ": nested deeper than " +
+                                            std::to_string(k_max_json_depth) +
                                             " levels (the file was left untouched)");
     }
     NumberCheck numbers;
     json::sax_parse(*text, &numbers);
     if (numbers.changed) {
-        return fail(ExitCode::bad_data, source + ": holds the number " + numbers.changed->first +
-                                            ", which rewriting would change to " + numbers.changed->second +
-                                            "; sonata init does not rewrite a file it cannot reproduce "
-                                            "exactly (the file was left untouched)");
+        return fail(ExitCode::bad_data,
+                    source + ": holds the number " + numbers.changed->first +
+                        ", which rewriting would change to " + numbers.changed->second +
+                        "; sonata init does not rewrite a file it cannot reproduce "
+                        "exactly (the file was left untouched)");
     }
     json doc = json::parse(*text, nullptr, false);
     if (doc.is_discarded()) {
@@ -205,19 +211,20 @@ bool has_command(const json& pre_tool_use, const std::string& command) {
 
 /// The new text in the style of the old: indented unless the old file was on one line. A result
 /// far larger than what was read (deep nesting indents quadratically) is refused.
-Result<std::string> render(const json& doc, const std::optional<std::string>& before, const std::string& source) {
+Result<std::string> render(const json& doc, const std::optional<std::string>& before,
+                           const std::string& source) {
     const bool one_line = before && before->find('\n') == std::string::npos;
     std::string text = one_line ? doc.dump() : doc.dump(2) + "\n";
     const std::size_t read = before ? before->size() : 0;
     if (text.size() > 2 * read + k_room_for_hook) {
-        return fail(ExitCode::bad_data, source + ": rewriting it would grow it from " + std::to_string(read) +
-                                            " to " + std::to_string(text.size()) +
-                                            " bytes (the file was left untouched)");
+        return fail(ExitCode::bad_data,
+                    source + ": rewriting it would grow it from " + std::to_string(read) + " to " +
+                        std::to_string(text.size()) + " bytes (the file was left untouched)");
     }
     return text;
 }
 
-}  // namespace
+} // namespace
 
 std::string hook_command(const std::string& program) {
     const std::string_view suffix = file_name(program) == k_hook_program ? "" : k_hook_suffix;
@@ -328,4 +335,4 @@ Result<std::string> this_executable() {
     return std::string(buffer, static_cast<std::size_t>(n));
 }
 
-}  // namespace sonata::cli
+} // namespace sonata::cli

@@ -26,10 +26,10 @@ std::string hook_program(const std::string& sonata_path);
 
 /// A settings file before and after an edit.
 struct SettingsEdit {
-    std::string text;  ///< New content; the old content byte for byte when unchanged.
+    std::string text; ///< New content; the old content byte for byte when unchanged.
     bool changed = false;
-    bool added = false;                ///< The hook for this sonata was added.
-    std::vector<std::string> removed;  ///< Commands of sonata hooks taken out.
+    bool added = false;               ///< The hook for this sonata was added.
+    std::vector<std::string> removed; ///< Commands of sonata hooks taken out.
 };
 
 /// Adds {"matcher":"*","hooks":[{"type":"command","command":<command>}]} to hooks.PreToolUse,
@@ -50,4 +50,4 @@ std::string_view project_config_template();
 /// The absolute path of the running sonata binary.
 Result<std::string> this_executable();
 
-}  // namespace sonata::cli
+} // namespace sonata::cli

@@ -32,7 +32,8 @@ struct Parser {
             const std::string name(key.str());
             if (std::find(known.begin(), known.end(), name) == known.end()) {
                 return fail(ExitCode::config, at(node) + "unknown key '" + prefix + name + "'" +
-                                                  did_you_mean(name, known) + "; known keys: " + join(known, ", "));
+                                                  did_you_mean(name, known) +
+                                                  "; known keys: " + join(known, ", "));
             }
         }
         return {};
@@ -47,18 +48,27 @@ struct Parser {
         // is_integer first: toml++'s value<int64_t>() also converts booleans (`= true` is 1).
         const auto v = node.is_integer() ? node.value<int64_t>() : std::nullopt;
         if (!v || *v <= 0 || *v > 7 * 24 * 3600) {
-            return fail(ExitCode::config, at(node) + "'" + key + "' must be a whole number of seconds between 1 and 604800");
+            return fail(ExitCode::config,
+                        at(node) + "'" + key +
+                            "' must be a whole number of seconds between 1 and 604800");
         }
         return std::chrono::seconds(*v);
     }
 
     Result<void> top(const toml::table& root) {
-        if (auto r = unknown_keys(root, {"gate", "session_max_age_seconds", "timeouts", "dispatch", "roles", "harnesses"}, ""); !r) return r;
+        if (auto r = unknown_keys(
+                root,
+                {"gate", "session_max_age_seconds", "timeouts", "dispatch", "roles", "harnesses"},
+                "");
+            !r)
+            return r;
         if (const auto* gate = root.get("gate")) {
             auto value = string_at(*gate, "gate");
             if (!value) return tl::unexpected(value.error());
             if (*value != "warn" && *value != "strict") {
-                return fail(ExitCode::config, at(*gate) + "'gate' must be \"warn\" or \"strict\", not \"" + *value + "\"" + did_you_mean(*value, {"warn", "strict"}));
+                return fail(ExitCode::config,
+                            at(*gate) + "'gate' must be \"warn\" or \"strict\", not \"" + *value +
+                                "\"" + did_you_mean(*value, {"warn", "strict"}));
             }
             config.gate = *value == "strict" ? GateStrictness::strict : GateStrictness::warn;
         }
@@ -76,12 +86,15 @@ struct Parser {
     Result<void> timeouts(const toml::node* node) {
         if (node == nullptr) return {};
         const auto* table = node->as_table();
-        if (table == nullptr) return fail(ExitCode::config, at(*node) + "'timeouts' must be a table");
-        if (auto r = unknown_keys(*table, {"version_seconds", "probe_seconds"}, "timeouts."); !r) return r;
+        if (table == nullptr)
+            return fail(ExitCode::config, at(*node) + "'timeouts' must be a table");
+        if (auto r = unknown_keys(*table, {"version_seconds", "probe_seconds"}, "timeouts."); !r)
+            return r;
         for (const auto& [key, value] : *table) {
             auto secs = seconds_at(value, "timeouts." + std::string(key.str()));
             if (!secs) return tl::unexpected(secs.error());
-            (key.str() == "version_seconds" ? config.version_timeout : config.probe_timeout) = *secs;
+            (key.str() == "version_seconds" ? config.version_timeout : config.probe_timeout) =
+                *secs;
         }
         return {};
     }
@@ -89,9 +102,11 @@ struct Parser {
     Result<void> dispatch(const toml::node* node) {
         if (node == nullptr) return {};
         const auto* table = node->as_table();
-        if (table == nullptr) return fail(ExitCode::config, at(*node) + "'dispatch' must be a table");
-        if (auto r = unknown_keys(*table, {"timeout_seconds", "stall_seconds", "window_seconds", "log_cap_bytes"},
-                                  "dispatch.");
+        if (table == nullptr)
+            return fail(ExitCode::config, at(*node) + "'dispatch' must be a table");
+        if (auto r = unknown_keys(
+                *table, {"timeout_seconds", "stall_seconds", "window_seconds", "log_cap_bytes"},
+                "dispatch.");
             !r) {
             return r;
         }
@@ -100,8 +115,10 @@ struct Parser {
             if (name == "log_cap_bytes") {
                 const auto v = value.is_integer() ? value.value<int64_t>() : std::nullopt;
                 if (!v || *v < 4096 || *v > (int64_t{1} << 34)) {
-                    return fail(ExitCode::config, at(value) + "'dispatch.log_cap_bytes' must be a whole number of bytes "
-                                                              "between 4096 and 17179869184");
+                    return fail(ExitCode::config,
+                                at(value) +
+                                    "'dispatch.log_cap_bytes' must be a whole number of bytes "
+                                    "between 4096 and 17179869184");
                 }
                 config.dispatch_log_cap = static_cast<std::size_t>(*v);
                 continue;
@@ -118,21 +135,30 @@ struct Parser {
     Result<void> roles(const toml::node* node) {
         if (node == nullptr) return {};
         const auto* table = node->as_table();
-        if (table == nullptr) return fail(ExitCode::config, at(*node) + "'roles' must be a table of roles");
+        if (table == nullptr)
+            return fail(ExitCode::config, at(*node) + "'roles' must be a table of roles");
         for (const auto& [key, value] : *table) {
             const std::string name(key.str());
             const std::string path = "roles." + name;
-            if (!is_kebab_name(name)) return fail(ExitCode::config, at(value) + "role name '" + name + "' must be kebab-case ([a-z0-9-])");
+            if (!is_kebab_name(name))
+                return fail(ExitCode::config,
+                            at(value) + "role name '" + name + "' must be kebab-case ([a-z0-9-])");
             const auto* role = value.as_table();
-            if (role == nullptr) return fail(ExitCode::config, at(value) + "'" + path + "' must be a table");
-            if (auto r = unknown_keys(*role, {"kind", "harness", "model"}, path + "."); !r) return r;
+            if (role == nullptr)
+                return fail(ExitCode::config, at(value) + "'" + path + "' must be a table");
+            if (auto r = unknown_keys(*role, {"kind", "harness", "model"}, path + "."); !r)
+                return r;
             Role parsed{name, RoleKind::read_only, {}, {}};
             const auto* kind = role->get("kind");
-            if (kind == nullptr) return fail(ExitCode::config, at(value) + "'" + path + ".kind' is missing; set it to \"read-only\" or \"write\"");
+            if (kind == nullptr)
+                return fail(ExitCode::config,
+                            at(value) + "'" + path +
+                                ".kind' is missing; set it to \"read-only\" or \"write\"");
             auto kind_text = string_at(*kind, path + ".kind");
             if (!kind_text) return tl::unexpected(kind_text.error());
             auto parsed_kind = parse_role_kind(*kind_text);
-            if (!parsed_kind) return fail(ExitCode::config, at(*kind) + parsed_kind.error().message);
+            if (!parsed_kind)
+                return fail(ExitCode::config, at(*kind) + parsed_kind.error().message);
             parsed.kind = *parsed_kind;
             if (auto ok = no_wider_than_builtin(parsed, *kind); !ok) return ok;
             for (const auto* field : {"harness", "model"}) {
@@ -153,11 +179,13 @@ struct Parser {
     /// role's harness or model, but never make a built-in read-only role a write role.
     Result<void> no_wider_than_builtin(const Role& role, const toml::node& kind) {
         for (const auto& builtin : builtin_roles()) {
-            if (builtin.name == role.name && builtin.kind == RoleKind::read_only && role.kind != RoleKind::read_only) {
-                return fail(ExitCode::config, at(kind) + "'roles." + role.name + ".kind': '" + role.name +
-                                                  "' is a built-in read-only role and cannot be redefined as a "
-                                                  "write role; name a new role instead (e.g. [roles." +
-                                                  role.name + "-writer])");
+            if (builtin.name == role.name && builtin.kind == RoleKind::read_only &&
+                role.kind != RoleKind::read_only) {
+                return fail(ExitCode::config,
+                            at(kind) + "'roles." + role.name + ".kind': '" + role.name +
+                                "' is a built-in read-only role and cannot be redefined as a "
+                                "write role; name a new role instead (e.g. [roles." +
+                                role.name + "-writer])");
             }
         }
         return {};
@@ -166,23 +194,28 @@ struct Parser {
     Result<void> harnesses(const toml::node* node) {
         if (node == nullptr) return {};
         const auto* table = node->as_table();
-        if (table == nullptr) return fail(ExitCode::config, at(*node) + "'harnesses' must be a table");
+        if (table == nullptr)
+            return fail(ExitCode::config, at(*node) + "'harnesses' must be a table");
         for (const auto& [key, value] : *table) {
             const std::string id(key.str());
             const std::string path = "harnesses." + id;
             const auto* harness = value.as_table();
-            if (harness == nullptr) return fail(ExitCode::config, at(value) + "'" + path + "' must be a table");
+            if (harness == nullptr)
+                return fail(ExitCode::config, at(value) + "'" + path + "' must be a table");
             if (auto r = unknown_keys(*harness, {"path", "args"}, path + "."); !r) return r;
             HarnessConfig parsed;
             if (const auto* p = harness->get("path")) {
                 auto text = string_at(*p, path + ".path");
                 if (!text) return tl::unexpected(text.error());
-                if (text->empty()) return fail(ExitCode::config, at(*p) + "'" + path + ".path' is empty");
+                if (text->empty())
+                    return fail(ExitCode::config, at(*p) + "'" + path + ".path' is empty");
                 parsed.path = *text;
             }
             if (const auto* a = harness->get("args")) {
                 const auto* array = a->as_array();
-                if (array == nullptr) return fail(ExitCode::config, at(*a) + "'" + path + ".args' must be an array of strings");
+                if (array == nullptr)
+                    return fail(ExitCode::config,
+                                at(*a) + "'" + path + ".args' must be an array of strings");
                 for (const auto& element : *array) {
                     auto text = string_at(element, path + ".args");
                     if (!text) return tl::unexpected(text.error());
@@ -197,8 +230,7 @@ struct Parser {
     }
 };
 
-
-}  // namespace
+} // namespace
 
 Result<Role> Config::find_role(const std::string& name) const {
     if (const auto it = roles.find(name); it != roles.end()) return it->second;
@@ -207,8 +239,10 @@ Result<Role> Config::find_role(const std::string& name) const {
         if (role.name == name) return role;
         names.push_back(role.name);
     }
-    for (const auto& [configured, role] : roles) names.push_back(configured);
-    return fail(ExitCode::usage, "unknown role '" + name + "'" + did_you_mean(name, names) + "; known roles: " + join(names, ", "));
+    for (const auto& [configured, role] : roles)
+        names.push_back(configured);
+    return fail(ExitCode::usage, "unknown role '" + name + "'" + did_you_mean(name, names) +
+                                     "; known roles: " + join(names, ", "));
 }
 
 const HarnessConfig* Config::harness(const std::string& id) const {
@@ -218,7 +252,8 @@ const HarnessConfig* Config::harness(const std::string& id) const {
 
 std::string Config::where(const std::string& key_path) const {
     const auto it = lines.find(key_path);
-    return source + ":" + (it == lines.end() ? std::string("?") : std::to_string(it->second)) + ": ";
+    return source + ":" + (it == lines.end() ? std::string("?") : std::to_string(it->second)) +
+           ": ";
 }
 
 /// The line of the first character toml++ 3.3.0 cannot be trusted with, or 0: a control character
@@ -245,7 +280,8 @@ static std::size_t untrusted_character_line(std::string_view text) {
         if (u < 0xe0) {
             cp = static_cast<char32_t>(((u & 0x1fU) << 6U) | b1);
         } else if (u < 0xf0 && i + 2 < text.size()) {
-            cp = static_cast<char32_t>(((u & 0x0fU) << 12U) | (b1 << 6U) | (static_cast<unsigned char>(text[i + 2]) & 0x3fU));
+            cp = static_cast<char32_t>(((u & 0x0fU) << 12U) | (b1 << 6U) |
+                                       (static_cast<unsigned char>(text[i + 2]) & 0x3fU));
         }
         for (const auto& [low, high] : k_untrusted_ranges) {
             if (cp >= low && cp <= high) return line;
@@ -256,9 +292,11 @@ static std::size_t untrusted_character_line(std::string_view text) {
 
 Result<Config> parse_config(const std::string& text, const std::string& source) {
     if (const auto line = untrusted_character_line(text); line != 0) {
-        return fail(ExitCode::config, source + ":" + std::to_string(line) +
-                                          ": holds a control character or one of the characters U+00A1-U+0499, "
-                                          "U+2C5E-U+3057 or U+FB26-U+FEFE, which the TOML parser cannot read safely; write it in ASCII");
+        return fail(ExitCode::config,
+                    source + ":" + std::to_string(line) +
+                        ": holds a control character or one of the characters U+00A1-U+0499, "
+                        "U+2C5E-U+3057 or U+FB26-U+FEFE, which the TOML parser cannot read safely; "
+                        "write it in ASCII");
     }
     Parser parser{source, {}};
     parser.config.source = source;
@@ -266,7 +304,8 @@ Result<Config> parse_config(const std::string& text, const std::string& source) 
         const toml::table root = toml::parse(text, source);
         if (auto r = parser.top(root); !r) return tl::unexpected(r.error());
     } catch (const toml::parse_error& e) {
-        return fail(ExitCode::config, source + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description()));
+        return fail(ExitCode::config, source + ":" + std::to_string(e.source().begin.line) + ": " +
+                                          std::string(e.description()));
     }
     return parser.config;
 }
@@ -281,4 +320,4 @@ Result<Config> load_config(const ConfigLocation& where) {
     return parse_config(*text, file);
 }
 
-}  // namespace sonata
+} // namespace sonata

@@ -15,29 +15,29 @@ namespace sonata {
 
 /// What the gate does when a relied-on property has not been measured.
 enum class GateStrictness {
-    warn,    ///< Run, with a warning naming `sonata probe`.
-    strict,  ///< Refuse.
+    warn,   ///< Run, with a warning naming `sonata probe`.
+    strict, ///< Refuse.
 };
 
 /// Per-harness settings.
 struct HarnessConfig {
-    std::string path;               ///< Executable override; empty: discover.
-    std::vector<std::string> args;  ///< Extra arguments; never a forbidden flag.
+    std::string path;              ///< Executable override; empty: discover.
+    std::vector<std::string> args; ///< Extra arguments; never a forbidden flag.
 };
 
 struct Config {
-    std::string source;  ///< The file it came from; empty when built-in defaults.
+    std::string source; ///< The file it came from; empty when built-in defaults.
     GateStrictness gate = GateStrictness::warn;
     std::chrono::seconds version_timeout{15};
     std::chrono::seconds probe_timeout{120};
     std::chrono::seconds session_max_age{12 * 3600};
-    std::chrono::seconds dispatch_timeout{3600};  ///< [dispatch] timeout_seconds
-    std::chrono::seconds dispatch_stall{300};     ///< [dispatch] stall_seconds
-    std::chrono::seconds dispatch_window{1500};   ///< [dispatch] window_seconds
-    std::size_t dispatch_log_cap = 16U << 20U;    ///< [dispatch] log_cap_bytes
-    std::map<std::string, Role> roles;  ///< Configured roles (built-ins are added by find_role).
+    std::chrono::seconds dispatch_timeout{3600}; ///< [dispatch] timeout_seconds
+    std::chrono::seconds dispatch_stall{300};    ///< [dispatch] stall_seconds
+    std::chrono::seconds dispatch_window{1500};  ///< [dispatch] window_seconds
+    std::size_t dispatch_log_cap = 16U << 20U;   ///< [dispatch] log_cap_bytes
+    std::map<std::string, Role> roles; ///< Configured roles (built-ins are added by find_role).
     std::map<std::string, HarnessConfig> harnesses;
-    std::map<std::string, int> lines;  ///< "harnesses.codex", "roles.x.harness" → line, for errors.
+    std::map<std::string, int> lines; ///< "harnesses.codex", "roles.x.harness" → line, for errors.
 
     /// "file:line: " for a key path, for errors found after parsing.
     std::string where(const std::string& key_path) const;
@@ -52,7 +52,8 @@ Result<Config> parse_config(const std::string& text, const std::string& source);
 
 /// The directories config lives in, resolved from a working directory and an environment.
 struct ConfigLocation {
-    std::string project_dir;  ///< Nearest ancestor of cwd with sonata.toml or .sonata/; may be empty.
+    std::string
+        project_dir; ///< Nearest ancestor of cwd with sonata.toml or .sonata/; may be empty.
     std::string project_file; ///< That project's config file, when it exists.
     std::string machine_dir;  ///< $XDG_CONFIG_HOME/sonata or ~/.config/sonata.
     std::string machine_file; ///< machine_dir/config.toml, when it exists.
@@ -75,4 +76,4 @@ std::string machine_dir(const std::map<std::string, std::string>& env);
 /// a relative XDG_CONFIG_HOME).
 Result<std::string> machine_dir_checked(const std::map<std::string, std::string>& env);
 
-}  // namespace sonata
+} // namespace sonata

@@ -25,16 +25,18 @@ Result<std::string> machine_dir_checked(const std::map<std::string, std::string>
     const std::string xdg = env_or(env, "XDG_CONFIG_HOME", "");
     if (!xdg.empty() && xdg.front() == '/') return xdg + "/sonata";
     if (!xdg.empty()) {
-        return fail(ExitCode::config, "XDG_CONFIG_HOME is a relative path ('" + xdg +
-                                          "'): sonata's machine config dir must be absolute; set it to an "
-                                          "absolute path or unset it");
+        return fail(ExitCode::config,
+                    "XDG_CONFIG_HOME is a relative path ('" + xdg +
+                        "'): sonata's machine config dir must be absolute; set it to an "
+                        "absolute path or unset it");
     }
     const std::string home = env_or(env, "HOME", "");
     if (!home.empty() && home.front() == '/') return (home == "/" ? "" : home) + "/.config/sonata";
-    return fail(ExitCode::config, home.empty() ? "neither HOME nor XDG_CONFIG_HOME is set: sonata cannot place "
-                                                 "its machine config dir; set HOME"
-                                               : "HOME is a relative path ('" + home +
-                                                     "'): sonata's machine config dir must be absolute");
+    return fail(ExitCode::config,
+                home.empty() ? "neither HOME nor XDG_CONFIG_HOME is set: sonata cannot place "
+                               "its machine config dir; set HOME"
+                             : "HOME is a relative path ('" + home +
+                                   "'): sonata's machine config dir must be absolute");
 }
 
 ConfigLocation locate_config(const std::string& cwd,
@@ -67,11 +69,13 @@ ConfigLocation locate_config(const std::string& cwd,
     const auto status = fs::status(file, ec);
     if (fs::is_regular_file(status)) {
         where.machine_file = file.string();
-    } else if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory) {
+    } else if (ec && ec != std::errc::no_such_file_or_directory &&
+               ec != std::errc::not_a_directory) {
         // An unreadable machine config dir is not "no config": its gate setting, and the matrix
         // beside it, would silently count as absent.
-        where.problem = Error{ExitCode::bad_data, file.string() + ": cannot be examined (" + ec.message() +
-                                                      "): sonata will not read an unreadable config as none"};
+        where.problem =
+            Error{ExitCode::bad_data, file.string() + ": cannot be examined (" + ec.message() +
+                                          "): sonata will not read an unreadable config as none"};
     }
     return where;
 }

@@ -20,10 +20,10 @@ enum class PromptChannel {
 
 /// Where the run's report comes from.
 enum class ReportSource {
-    stdout_text,        ///< The harness's final message on stdout.
-    structured_stdout,  ///< A JSON/JSONL stream on stdout, parsed by the adapter.
-    output_file,        ///< A file the harness writes itself (e.g. codex `-o`).
-    pane_text,          ///< The tmux pane's text; the report is degraded.
+    stdout_text,       ///< The harness's final message on stdout.
+    structured_stdout, ///< A JSON/JSONL stream on stdout, parsed by the adapter.
+    output_file,       ///< A file the harness writes itself (e.g. codex `-o`).
+    pane_text,         ///< The tmux pane's text; the report is degraded.
 };
 
 std::string_view to_string(PromptChannel channel);
@@ -32,14 +32,14 @@ std::string_view to_string(ReportSource source);
 /// A fully decided run. argv[0] is the executable name or path; nothing passes through a shell.
 struct Invocation {
     std::vector<std::string> argv;
-    std::map<std::string, std::string> env;  ///< Set in the child's environment.
-    std::vector<std::string> env_unset;      ///< Removed from the child's environment.
-    std::string cwd;                         ///< Empty: the caller's working directory.
+    std::map<std::string, std::string> env; ///< Set in the child's environment.
+    std::vector<std::string> env_unset;     ///< Removed from the child's environment.
+    std::string cwd;                        ///< Empty: the caller's working directory.
     PromptChannel prompt = PromptChannel::argument;
-    bool interactive = false;  ///< true: TUI in tmux on sonata's own socket; false: headless.
+    bool interactive = false; ///< true: TUI in tmux on sonata's own socket; false: headless.
     ReportSource report = ReportSource::stdout_text;
-    std::vector<std::string> relies_on;  ///< Probe ids of the properties this mapping needs.
-    std::vector<std::string> notes;      ///< Human remarks (e.g. "actions are refused, not asked").
+    std::vector<std::string> relies_on; ///< Probe ids of the properties this mapping needs.
+    std::vector<std::string> notes;     ///< Human remarks (e.g. "actions are refused, not asked").
 
     bool operator==(const Invocation&) const = default;
 };
@@ -47,15 +47,15 @@ struct Invocation {
 /// A decision not to run, with why and what would work instead.
 struct Refusal {
     std::string reason;
-    std::vector<std::string> alternatives;  ///< Never empty.
+    std::vector<std::string> alternatives; ///< Never empty.
 
     bool operator==(const Refusal&) const = default;
 };
 
 /// What `sonata plan` prints.
 struct Decision {
-    std::string harness;      ///< Harness id, e.g. "codex" or "pi-review".
-    std::string version;      ///< Detected (or assumed) harness version; empty when unknown.
+    std::string harness; ///< Harness id, e.g. "codex" or "pi-review".
+    std::string version; ///< Detected (or assumed) harness version; empty when unknown.
     Mode parent_mode = Mode::default_mode;
     Mode effective_mode = Mode::default_mode;
     Role role;
@@ -67,4 +67,4 @@ struct Decision {
     const Refusal& refusal() const { return std::get<Refusal>(outcome); }
 };
 
-}  // namespace sonata
+} // namespace sonata

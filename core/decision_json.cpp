@@ -9,13 +9,15 @@ namespace sonata {
 namespace {
 
 std::string display_arg(const std::string& arg) {
-    if (!arg.empty() && arg.find_first_of(" \t\n'\"$`\\*?;&|<>(){}[]!#~") == std::string::npos) return arg;
+    if (!arg.empty() && arg.find_first_of(" \t\n'\"$`\\*?;&|<>(){}[]!#~") == std::string::npos)
+        return arg;
     std::string out = "'";
-    for (char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    for (char c : arg)
+        out += c == '\'' ? std::string("'\\''") : std::string(1, c);
     return out + "'";
 }
 
-}  // namespace
+} // namespace
 
 std::string decision_to_json(const Decision& d, const std::string& extra) {
     nlohmann::ordered_json j;
@@ -43,7 +45,8 @@ std::string decision_to_json(const Decision& d, const std::string& extra) {
     j["warnings"] = d.warnings;
     if (!extra.empty()) {
         const auto parsed = nlohmann::ordered_json::parse(extra);
-        for (const auto& [key, value] : parsed.items()) j[key] = value;
+        for (const auto& [key, value] : parsed.items())
+            j[key] = value;
     }
     return j.dump(2);
 }
@@ -51,24 +54,31 @@ std::string decision_to_json(const Decision& d, const std::string& extra) {
 std::string decision_to_text(const Decision& d) {
     std::string out = d.harness + (d.version.empty() ? "" : " " + d.version) + ": parent " +
                       std::string(to_string(d.parent_mode)) + ", role " + d.role.name + " (" +
-                      std::string(to_string(d.role.kind)) + ") → " + std::string(to_string(d.effective_mode)) + "\n";
+                      std::string(to_string(d.role.kind)) + ") → " +
+                      std::string(to_string(d.effective_mode)) + "\n";
     if (!d.runs()) {
         out += "refuse: " + d.refusal().reason + "\n";
-        for (const auto& alt : d.refusal().alternatives) out += "  instead: " + alt + "\n";
+        for (const auto& alt : d.refusal().alternatives)
+            out += "  instead: " + alt + "\n";
     } else {
         const Invocation& inv = d.invocation();
         std::vector<std::string> shown;
-        for (const auto& arg : inv.argv) shown.push_back(display_arg(arg));
+        for (const auto& arg : inv.argv)
+            shown.push_back(display_arg(arg));
         out += "run: " + join(shown, " ") + "\n";
-        for (const auto& [k, v] : inv.env) out += "  env: " + k + "=" + display_arg(v) + "\n";
+        for (const auto& [k, v] : inv.env)
+            out += "  env: " + k + "=" + display_arg(v) + "\n";
         if (!inv.env_unset.empty()) out += "  unset: " + join(inv.env_unset, " ") + "\n";
-        out += "  prompt: " + std::string(to_string(inv.prompt)) + ", " + (inv.interactive ? "interactive TUI in tmux" : "headless") +
-               ", report from " + std::string(to_string(inv.report)) + "\n";
+        out += "  prompt: " + std::string(to_string(inv.prompt)) + ", " +
+               (inv.interactive ? "interactive TUI in tmux" : "headless") + ", report from " +
+               std::string(to_string(inv.report)) + "\n";
         if (!inv.relies_on.empty()) out += "  relies on: " + join(inv.relies_on, ", ") + "\n";
-        for (const auto& note : inv.notes) out += "  note: " + note + "\n";
+        for (const auto& note : inv.notes)
+            out += "  note: " + note + "\n";
     }
-    for (const auto& warning : d.warnings) out += "warning: " + warning + "\n";
+    for (const auto& warning : d.warnings)
+        out += "warning: " + warning + "\n";
     return out;
 }
 
-}  // namespace sonata
+} // namespace sonata

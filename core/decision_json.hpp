@@ -15,4 +15,4 @@ std::string decision_to_json(const Decision& decision, const std::string& extra 
 /// A readable multi-line rendering for terminals.
 std::string decision_to_text(const Decision& decision);
 
-}  // namespace sonata
+} // namespace sonata

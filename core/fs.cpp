@@ -4,13 +4,14 @@
 
 #include <fcntl.h>
 #include <stdio.h>
-#include <sys/random.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
+
+#include <sys/random.h>
+#include <sys/stat.h>
 
 namespace sonata {
 namespace {
@@ -82,7 +83,7 @@ bool move_into_place(int dir_fd, const std::string& tmp, const std::string& name
     return ::renameat(dir_fd, tmp.c_str(), dir_fd, name.c_str()) == 0;
 }
 
-}  // namespace
+} // namespace
 
 bool is_executable_file(const std::string& path) {
     struct stat st {};
@@ -160,4 +161,4 @@ Result<std::string> read_file_bounded(const std::string& path, std::size_t max_b
     return text;
 }
 
-}  // namespace sonata
+} // namespace sonata

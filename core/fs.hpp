@@ -12,9 +12,9 @@ namespace sonata {
 
 /// How write_file_atomic writes.
 struct WriteOptions {
-    unsigned mode = 0644;        ///< Permission bits of the new file (before the umask).
-    bool sync = true;            ///< fsync before the rename: survives a crash, costs a disk flush.
-    bool create_parents = true;  ///< Create missing parent directories first.
+    unsigned mode = 0644;       ///< Permission bits of the new file (before the umask).
+    bool sync = true;           ///< fsync before the rename: survives a crash, costs a disk flush.
+    bool create_parents = true; ///< Create missing parent directories first.
 };
 
 /// Replaces `path` with `content` atomically: a uniquely named temporary file beside it, then
@@ -35,4 +35,4 @@ bool is_executable_file(const std::string& path);
 /// or larger than `max_bytes` are errors with ExitCode::bad_data naming `path`.
 Result<std::string> read_file_bounded(const std::string& path, std::size_t max_bytes);
 
-}  // namespace sonata
+} // namespace sonata

@@ -1,6 +1,6 @@
-// The gate: before a mapping runs, every property it relies on is looked up in the capability matrix
-// for the installed harness version. Violated → refuse with the evidence; unmeasured → warn (or
-// refuse under gate = "strict").
+// The gate: before a mapping runs, every property it relies on is looked up in the capability
+// matrix for the installed harness version. Violated → refuse with the evidence; unmeasured → warn
+// (or refuse under gate = "strict").
 #pragma once
 
 #include <optional>
@@ -16,23 +16,24 @@ namespace sonata {
 /// One relied-on property as the matrix has it.
 struct GateCheck {
     std::string probe;
-    std::optional<Verdict> verdict;  ///< nullopt: not measured for this harness version.
-    std::string evidence;            ///< A one-line summary of the cell's evidence.
+    std::optional<Verdict> verdict; ///< nullopt: not measured for this harness version.
+    std::string evidence;           ///< A one-line summary of the cell's evidence.
 };
 
 /// The role key a cell is stored under: every plan-mode mapping is the read-only mapping.
 std::string matrix_role(Mode effective, RoleKind role);
 
-/// Looks up every relied-on probe and turns `decision` into a refusal when one is violated (or, under
-/// strict, unmeasured). Adds warnings for unmeasured properties and a note for the default-mode rule.
-/// `matrix` may be null (no matrix on this machine): everything is then unmeasured.
-/// A matrix that merges several machines (its cells carry machine labels) gates on the cells of
-/// `machine` only, and refuses when it holds none of them: another machine's verdicts say nothing
-/// about the binaries installed here.
-std::vector<GateCheck> apply_gate(Decision& decision, const Matrix* matrix, GateStrictness strictness,
+/// Looks up every relied-on probe and turns `decision` into a refusal when one is violated (or,
+/// under strict, unmeasured). Adds warnings for unmeasured properties and a note for the
+/// default-mode rule. `matrix` may be null (no matrix on this machine): everything is then
+/// unmeasured. A matrix that merges several machines (its cells carry machine labels) gates on the
+/// cells of `machine` only, and refuses when it holds none of them: another machine's verdicts say
+/// nothing about the binaries installed here.
+std::vector<GateCheck> apply_gate(Decision& decision, const Matrix* matrix,
+                                  GateStrictness strictness,
                                   const std::string& machine = this_machine());
 
 /// The "gate" object for `plan --json`: {"probe": "verdict" | "unmeasured", …} plus "status".
 std::string gate_to_json(const std::vector<GateCheck>& checks, const Decision& decision);
 
-}  // namespace sonata
+} // namespace sonata

@@ -2,7 +2,6 @@
 #include "core/matrix.hpp"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 #include <sstream>
 
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
 
 #include "core/text.hpp"
 
@@ -36,10 +36,14 @@ constexpr std::array<std::pair<std::string_view, Verdict>, 7> k_verdicts{{
 }};
 
 json evidence_to_json(const Evidence& e) {
-    return json{{"reason", e.reason},           {"files_changed", e.files_changed},
-                {"tool_calls", e.tool_calls},   {"tool_results", e.tool_results},
-                {"tools_offered", e.tools_offered}, {"exit_code", e.exit_code},
-                {"timed_out", e.timed_out},     {"output_tail", e.output_tail},
+    return json{{"reason", e.reason},
+                {"files_changed", e.files_changed},
+                {"tool_calls", e.tool_calls},
+                {"tool_results", e.tool_results},
+                {"tools_offered", e.tools_offered},
+                {"exit_code", e.exit_code},
+                {"timed_out", e.timed_out},
+                {"output_tail", e.output_tail},
                 {"duration_ms", e.duration_ms}};
 }
 
@@ -60,13 +64,15 @@ Evidence evidence_from_json(const json& j) {
 /// Durations and exit codes are summed and printed by the reports: a duration near 2^63 would
 /// overflow the JUnit totals, so each must be a whole number in its range.
 Result<void> check_evidence_numbers(const json& e, const std::string& where) {
-    const auto in_range = [&](const char* key, std::int64_t low, std::int64_t high) -> Result<void> {
+    const auto in_range = [&](const char* key, std::int64_t low,
+                              std::int64_t high) -> Result<void> {
         if (!e.contains(key)) return {};
         const json& v = e.at(key);
         if (!v.is_number_integer() || v.get<std::int64_t>() < low || v.get<std::int64_t>() > high ||
             (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(high))) {
-            return fail(ExitCode::bad_data, where + ": evidence '" + key + "' must be a whole number from " +
-                                                std::to_string(low) + " to " + std::to_string(high));
+            return fail(ExitCode::bad_data,
+                        where + ": evidence '" + key + "' must be a whole number from " +
+                            std::to_string(low) + " to " + std::to_string(high));
         }
         return {};
     };
@@ -79,7 +85,8 @@ Result<Cell> cell_from_json(const json& j, const std::string& where) {
     Cell c;
     for (const auto* key : {"harness", "version", "probe", "mode", "role", "verdict"}) {
         if (!j.contains(key) || !j.at(key).is_string()) {
-            return fail(ExitCode::bad_data, where + ": field '" + key + "' is missing or not a string");
+            return fail(ExitCode::bad_data,
+                        where + ": field '" + key + "' is missing or not a string");
         }
     }
     c.harness = j.at("harness").get<std::string>();
@@ -93,14 +100,15 @@ Result<Cell> cell_from_json(const json& j, const std::string& where) {
     c.verdict = *verdict;
     if (j.contains("evidence")) {
         const json& e = j.at("evidence");
-        if (!e.is_object()) return fail(ExitCode::bad_data, where + ": 'evidence' must be an object");
+        if (!e.is_object())
+            return fail(ExitCode::bad_data, where + ": 'evidence' must be an object");
         if (auto ok = check_evidence_numbers(e, where); !ok) return tl::unexpected(ok.error());
         c.evidence = evidence_from_json(e);
     }
     return c;
 }
 
-}  // namespace
+} // namespace
 
 std::string_view to_string(Verdict verdict) {
     for (const auto& [name, v] : k_verdicts) {
@@ -115,24 +123,26 @@ Result<Verdict> parse_verdict(std::string_view text) {
         if (name == text) return v;
         names.emplace_back(name);
     }
-    return fail(ExitCode::bad_data, "unknown verdict '" + std::string(text) + "'" + did_you_mean(text, names));
+    return fail(ExitCode::bad_data,
+                "unknown verdict '" + std::string(text) + "'" + did_you_mean(text, names));
 }
 
 int strength(Verdict v) {
     switch (v) {
-        case Verdict::enforced: return 3;
-        case Verdict::asked: return 3;
-        case Verdict::refused_to_start: return 2;
-        case Verdict::not_applicable: return 2;
-        case Verdict::inconclusive: return 1;
-        case Verdict::error: return 1;
-        case Verdict::violated: return 0;
+    case Verdict::enforced: return 3;
+    case Verdict::asked: return 3;
+    case Verdict::refused_to_start: return 2;
+    case Verdict::not_applicable: return 2;
+    case Verdict::inconclusive: return 1;
+    case Verdict::error: return 1;
+    case Verdict::violated: return 0;
     }
     return 0;
 }
 
 int weakening(Verdict before, Verdict now) {
-    if (now == Verdict::violated && before != Verdict::violated) return strength(before) - strength(now);
+    if (now == Verdict::violated && before != Verdict::violated)
+        return strength(before) - strength(now);
     if ((before == Verdict::enforced || before == Verdict::asked) && now != before &&
         now != Verdict::enforced && now != Verdict::asked) {
         return strength(before) - strength(now);
@@ -146,13 +156,17 @@ std::string this_machine() {
     return host;
 }
 
-std::string Cell::key() const { return harness + "@" + version + " " + probe + " " + mode + " " + role; }
+std::string Cell::key() const {
+    return harness + "@" + version + " " + probe + " " + mode + " " + role;
+}
 
-const Cell* Matrix::find(const std::string& harness, const std::string& version, const std::string& probe,
-                         const std::string& mode, const std::string& role, const std::string& only_machine) const {
+const Cell* Matrix::find(const std::string& harness, const std::string& version,
+                         const std::string& probe, const std::string& mode, const std::string& role,
+                         const std::string& only_machine) const {
     const Cell* weakest = nullptr;
     for (const auto& c : cells) {
-        if (c.harness != harness || c.version != version || c.probe != probe || c.mode != mode || c.role != role) {
+        if (c.harness != harness || c.version != version || c.probe != probe || c.mode != mode ||
+            c.role != role) {
             continue;
         }
         if (!only_machine.empty() && c.machine != only_machine) continue;
@@ -183,8 +197,10 @@ void Matrix::merge(const std::vector<Cell>& more) {
         auto it = std::find_if(cells.begin(), cells.end(), [&](const Cell& c) {
             return c.key() == cell.key() && c.machine == cell.machine;
         });
-        if (it != cells.end()) *it = cell;
-        else cells.push_back(cell);
+        if (it != cells.end())
+            *it = cell;
+        else
+            cells.push_back(cell);
     }
     sort();
 }
@@ -200,7 +216,8 @@ std::string matrix_to_json(const Matrix& m) {
     Matrix sorted = m;
     sorted.sort();
     for (const auto& c : sorted.cells) {
-        json cell{{"harness", c.harness}, {"version", c.version}, {"probe", c.probe}, {"mode", c.mode},
+        json cell{{"harness", c.harness}, {"version", c.version},
+                  {"probe", c.probe},     {"mode", c.mode},
                   {"role", c.role},       {"verdict", to_string(c.verdict)}};
         if (!c.machine.empty()) cell["machine"] = c.machine;
         cell["evidence"] = evidence_to_json(c.evidence);
@@ -218,7 +235,8 @@ Result<Matrix> parse_matrix(const std::string& text, const std::string& source) 
     try {
         j = json::parse(text);
     } catch (const json::exception& e) {
-        return fail(ExitCode::bad_data, source + ": not a valid matrix (JSON error: " + e.what() + ")");
+        return fail(ExitCode::bad_data,
+                    source + ": not a valid matrix (JSON error: " + e.what() + ")");
     }
     if (!j.is_object() || !j.contains("schema") || !j.at("schema").is_number_integer()) {
         return fail(ExitCode::bad_data, source + ": not a sonata matrix (no integer 'schema')");
@@ -227,14 +245,16 @@ Result<Matrix> parse_matrix(const std::string& text, const std::string& source) 
     m.schema = j.at("schema").get<int>();
     if (m.schema != Matrix::k_schema) {
         return fail(ExitCode::bad_data, source + ": matrix schema " + std::to_string(m.schema) +
-                                            " is not supported (this sonata reads schema " + std::to_string(Matrix::k_schema) + ")");
+                                            " is not supported (this sonata reads schema " +
+                                            std::to_string(Matrix::k_schema) + ")");
     }
     try {
         m.sonata_version = j.value("sonata_version", "");
         m.machine = j.value("machine", "");
         m.platform = j.value("platform", "");
         m.created_at = j.value("created_at", "");
-        if (!j.contains("cells") || !j.at("cells").is_array()) return fail(ExitCode::bad_data, source + ": 'cells' must be an array");
+        if (!j.contains("cells") || !j.at("cells").is_array())
+            return fail(ExitCode::bad_data, source + ": 'cells' must be an array");
         std::size_t index = 0;
         for (const auto& cj : j.at("cells")) {
             auto cell = cell_from_json(cj, source + ": cells[" + std::to_string(index++) + "]");
@@ -242,14 +262,16 @@ Result<Matrix> parse_matrix(const std::string& text, const std::string& source) 
             m.cells.push_back(*cell);
         }
     } catch (const json::exception& e) {
-        return fail(ExitCode::bad_data, source + ": malformed matrix field (" + std::string(e.what()) + ")");
+        return fail(ExitCode::bad_data,
+                    source + ": malformed matrix field (" + std::string(e.what()) + ")");
     }
     m.sort();
     return m;
 }
 
 Result<Matrix> load_matrix(const std::string& path) {
-    // Only a regular file, and a bounded one: a FIFO never hangs plan, /dev/zero never fills memory.
+    // Only a regular file, and a bounded one: a FIFO never hangs plan, /dev/zero never fills
+    // memory.
     auto text = read_file_bounded(path, k_max_matrix_bytes);
     if (!text) return fail(ExitCode::bad_data, text.error().message + " (the matrix file)");
     return parse_matrix(*text, path);
@@ -259,6 +281,8 @@ Result<void> save_matrix(const Matrix& matrix, const std::string& path) {
     return write_file_atomic(path, matrix_to_json(matrix));
 }
 
-std::string default_matrix_path(const std::string& machine_config_dir) { return machine_config_dir + "/matrix.json"; }
+std::string default_matrix_path(const std::string& machine_config_dir) {
+    return machine_config_dir + "/matrix.json";
+}
 
-}  // namespace sonata
+} // namespace sonata

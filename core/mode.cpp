@@ -18,14 +18,14 @@ constexpr std::array<std::pair<std::string_view, Mode>, 6> k_spellings{{
     {"dontAsk", Mode::plan},
 }};
 
-}  // namespace
+} // namespace
 
 std::string_view to_string(Mode mode) {
     switch (mode) {
-        case Mode::plan: return "plan";
-        case Mode::default_mode: return "default";
-        case Mode::accept_edits: return "acceptEdits";
-        case Mode::bypass_permissions: return "bypassPermissions";
+    case Mode::plan: return "plan";
+    case Mode::default_mode: return "default";
+    case Mode::accept_edits: return "acceptEdits";
+    case Mode::bypass_permissions: return "bypassPermissions";
     }
     return "default";
 }
@@ -42,17 +42,20 @@ Result<Mode> parse_mode(std::string_view raw) {
         if (raw == spelling) return mode;
     }
     return fail(ExitCode::usage, "unknown mode '" + std::string(raw) + "'" +
-                                     did_you_mean(raw, mode_spellings()) + "; known modes: " +
-                                     join(mode_spellings(), ", "));
+                                     did_you_mean(raw, mode_spellings()) +
+                                     "; known modes: " + join(mode_spellings(), ", "));
 }
 
 std::vector<std::string> mode_spellings() {
     std::vector<std::string> out;
-    for (const auto& entry : k_spellings) out.emplace_back(entry.first);
+    for (const auto& entry : k_spellings)
+        out.emplace_back(entry.first);
     return out;
 }
 
-std::string_view to_string(RoleKind kind) { return kind == RoleKind::write ? "write" : "read-only"; }
+std::string_view to_string(RoleKind kind) {
+    return kind == RoleKind::write ? "write" : "read-only";
+}
 
 Result<RoleKind> parse_role_kind(std::string_view raw) {
     if (raw == "read-only") return RoleKind::read_only;
@@ -64,7 +67,7 @@ Result<RoleKind> parse_role_kind(std::string_view raw) {
 
 Mode effective_mode(Mode parent, RoleKind role) {
     if (role == RoleKind::read_only) return Mode::plan;
-    return parent;  // a write role in plan stays plan: the parent's mode is already plan.
+    return parent; // a write role in plan stays plan: the parent's mode is already plan.
 }
 
 std::vector<Role> builtin_roles() {
@@ -75,4 +78,4 @@ std::vector<Role> builtin_roles() {
     };
 }
 
-}  // namespace sonata
+} // namespace sonata

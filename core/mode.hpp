@@ -11,19 +11,21 @@ namespace sonata {
 
 /// Claude Code's permission modes after folding; ordered from narrowest to widest.
 enum class Mode {
-    plan,                ///< Read-only: look, do not touch. `dontAsk` folds here.
-    default_mode,        ///< "Ask me first": unapproved actions are asked about or refused, never run.
-    accept_edits,        ///< Edits run unasked; other actions are asked about. `auto` folds here.
-    bypass_permissions,  ///< Everything runs unasked.
+    plan,         ///< Read-only: look, do not touch. `dontAsk` folds here.
+    default_mode, ///< "Ask me first": unapproved actions are asked about or refused, never run.
+    accept_edits, ///< Edits run unasked; other actions are asked about. `auto` folds here.
+    bypass_permissions, ///< Everything runs unasked.
 };
 
 /// Claude Code's spelling: "plan", "default", "acceptEdits", "bypassPermissions".
 std::string_view to_string(Mode mode);
 
-/// The hook's rule: `auto` → acceptEdits, `dontAsk` → plan, anything unknown → default. Never fails.
+/// The hook's rule: `auto` → acceptEdits, `dontAsk` → plan, anything unknown → default. Never
+/// fails.
 Mode fold_mode(std::string_view raw);
 
-/// The command line's rule: the four modes plus `auto` and `dontAsk`; anything else is a usage error.
+/// The command line's rule: the four modes plus `auto` and `dontAsk`; anything else is a usage
+/// error.
 Result<Mode> parse_mode(std::string_view raw);
 
 /// Every spelling parse_mode accepts, for help text and "did you mean".
@@ -34,8 +36,8 @@ inline bool no_wider_than(Mode a, Mode b) { return static_cast<int>(a) <= static
 
 /// Whether a role may change files.
 enum class RoleKind {
-    read_only,  ///< review, explore, plan…: always runs as plan.
-    write,      ///< code…: runs in the parent's mode, except that a plan parent keeps it in plan.
+    read_only, ///< review, explore, plan…: always runs as plan.
+    write,     ///< code…: runs in the parent's mode, except that a plan parent keeps it in plan.
 };
 
 std::string_view to_string(RoleKind kind);
@@ -48,11 +50,11 @@ Mode effective_mode(Mode parent, RoleKind role);
 struct Role {
     std::string name;
     RoleKind kind = RoleKind::read_only;
-    std::string harness;  ///< Default harness for the role; empty when none.
-    std::string model;    ///< Default model for the role; empty when none.
+    std::string harness; ///< Default harness for the role; empty when none.
+    std::string model;   ///< Default model for the role; empty when none.
 };
 
 /// The built-in roles, in a stable order.
 std::vector<Role> builtin_roles();
 
-}  // namespace sonata
+} // namespace sonata

@@ -13,7 +13,9 @@ std::optional<std::string> TaskOptions::get(const std::string& key) const {
     return it->second;
 }
 
-bool TaskOptions::forbids_bypass() const { return get(k_option_no_bypass) == std::optional<std::string>("false"); }
+bool TaskOptions::forbids_bypass() const {
+    return get(k_option_no_bypass) == std::optional<std::string>("false");
+}
 
 Result<TaskOptions> parse_task_options(const std::vector<std::string>& pairs) {
     TaskOptions options;
@@ -36,15 +38,16 @@ Result<void> check_option_keys(const TaskOptions& options, const std::vector<std
     known.emplace_back(k_option_no_bypass);
     for (const auto& [key, value] : options.values) {
         if (std::find(known.begin(), known.end(), key) == known.end()) {
-            return fail(ExitCode::usage, "option '" + key + "' is not understood by harness '" + harness +
-                                             "'" + did_you_mean(key, known) + "; it accepts: " +
-                                             join(known, ", "));
+            return fail(ExitCode::usage, "option '" + key + "' is not understood by harness '" +
+                                             harness + "'" + did_you_mean(key, known) +
+                                             "; it accepts: " + join(known, ", "));
         }
         if (key == k_option_no_bypass && value != "false") {
             if (value == "true") {
-                return tl::unexpected(widening_option(
-                    key, value, "sonata never turns a bypass on by request; dispatch from a "
-                                "bypassPermissions session instead"));
+                return tl::unexpected(
+                    widening_option(key, value,
+                                    "sonata never turns a bypass on by request; dispatch from a "
+                                    "bypassPermissions session instead"));
             }
             return tl::unexpected(invalid_option(key, value, {"false"}));
         }
@@ -55,13 +58,15 @@ Result<void> check_option_keys(const TaskOptions& options, const std::vector<std
 Error widening_option(const std::string& key, const std::string& value, const std::string& why) {
     return Error{ExitCode::usage, "option " + key + "=" + value +
                                       " would widen what this mode allows, and options may only "
-                                      "narrow: " + why};
+                                      "narrow: " +
+                                      why};
 }
 
 Error invalid_option(const std::string& key, const std::string& value,
                      const std::vector<std::string>& valid) {
     return Error{ExitCode::usage, "option " + key + " has invalid value '" + value + "'" +
-                                      did_you_mean(value, valid) + "; valid values: " + join(valid, ", ")};
+                                      did_you_mean(value, valid) +
+                                      "; valid values: " + join(valid, ", ")};
 }
 
-}  // namespace sonata
+} // namespace sonata

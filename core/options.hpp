@@ -39,4 +39,4 @@ Error widening_option(const std::string& key, const std::string& value, const st
 Error invalid_option(const std::string& key, const std::string& value,
                      const std::vector<std::string>& valid);
 
-}  // namespace sonata
+} // namespace sonata

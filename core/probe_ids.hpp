@@ -21,9 +21,9 @@ inline constexpr std::string_view resume_keeps_mode = "resume-keeps-mode";
 
 /// Every id, in catalogue order.
 inline constexpr std::array<std::string_view, 11> all{
-    write_withheld,  shell_write_withheld, rm_prompt,         trust_dialog,
-    outside_workspace_write, delegation_escape, self_promotion, hostile_workspace,
-    mcp_reachability, denial_visibility,   resume_keeps_mode,
+    write_withheld,          shell_write_withheld, rm_prompt,         trust_dialog,
+    outside_workspace_write, delegation_escape,    self_promotion,    hostile_workspace,
+    mcp_reachability,        denial_visibility,    resume_keeps_mode,
 };
 
-}  // namespace sonata::probe_id
+} // namespace sonata::probe_id

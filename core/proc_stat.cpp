@@ -13,8 +13,9 @@ std::optional<std::vector<std::string>> proc_stat_fields(int pid) {
     if (name_end == std::string::npos) return std::nullopt;
     std::istringstream words(stat.substr(name_end + 1));
     std::vector<std::string> fields;
-    for (std::string word; words >> word;) fields.push_back(word);
+    for (std::string word; words >> word;)
+        fields.push_back(word);
     return fields;
 }
 
-}  // namespace sonata
+} // namespace sonata

@@ -12,4 +12,4 @@ namespace sonata {
 /// or the line cannot be read. The command name, which may hold spaces and ')', is skipped.
 std::optional<std::vector<std::string>> proc_stat_fields(int pid);
 
-}  // namespace sonata
+} // namespace sonata

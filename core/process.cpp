@@ -5,10 +5,6 @@
 // been reused), then the child is reaped, then the group's orphans, which come back to us.
 #include "core/process.hpp"
 
-#include <sys/prctl.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,6 +23,10 @@
 #include <boost/process/v2/posix/default_launcher.hpp>
 #include <boost/process/v2/process.hpp>
 #include <boost/process/v2/stdio.hpp>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 
 #include "core/fs.hpp"
 
@@ -61,8 +61,8 @@ Result<std::string> resolve_executable(const ProcessRequest& request) {
     std::string path = name;
     if (name.find('/') == std::string::npos) {
         const auto path_var = request.env.find("PATH");
-        auto found = path_var == request.env.end() ? std::nullopt
-                                                   : search_path(name, path_var->second);
+        auto found =
+            path_var == request.env.end() ? std::nullopt : search_path(name, path_var->second);
         if (!found) {
             return fail(ExitCode::failure, "cannot start '" + name + "': not found on its PATH");
         }
@@ -207,7 +207,9 @@ public:
         read(m_err);
         feed_stdin();
         m_limit.expires_at(m_start + m_request.timeout);
-        m_limit.async_wait([this](auto ec) { if (!ec) on_timeout(); });
+        m_limit.async_wait([this](auto ec) {
+            if (!ec) on_timeout();
+        });
         poll_cancel();
         m_io.run();
         kill_group(m_pid, SIGKILL);
@@ -219,12 +221,15 @@ public:
 private:
     Result<void> launch(const std::string& executable) {
         std::vector<std::string> env_entries;
-        for (const auto& [key, value] : m_request.env) env_entries.push_back(key + "=" + value);
+        for (const auto& [key, value] : m_request.env)
+            env_entries.push_back(key + "=" + value);
         std::vector<const char*> envp;
-        for (const auto& entry : env_entries) envp.push_back(entry.c_str());
+        for (const auto& entry : env_entries)
+            envp.push_back(entry.c_str());
         envp.push_back(nullptr);
         std::vector<const char*> argv;
-        for (const auto& arg : m_request.argv) argv.push_back(arg.c_str());
+        for (const auto& arg : m_request.argv)
+            argv.push_back(arg.c_str());
         argv.push_back(nullptr);
 
         bp::posix::default_launcher launcher;
@@ -243,7 +248,7 @@ private:
                         "cannot start '" + m_request.argv[0] + "': " + ec.message());
         }
         m_pid = child.id();
-        child.detach();  // we reap by hand: Boost's wait folds signals into one code
+        child.detach(); // we reap by hand: Boost's wait folds signals into one code
         // The child is not reaped yet, so its pid cannot have been reused.
         const auto pidfd = static_cast<int>(::syscall(SYS_pidfd_open, m_pid, 0));
         if (pidfd < 0) {
@@ -253,8 +258,9 @@ private:
         }
         if (m_request.on_start) m_request.on_start(m_pid);
         m_exit_watch.assign(pidfd);
-        m_exit_watch.async_wait(asio::posix::descriptor_base::wait_read,
-                                [this](auto ec2) { if (!ec2) on_exit(); });
+        m_exit_watch.async_wait(asio::posix::descriptor_base::wait_read, [this](auto ec2) {
+            if (!ec2) on_exit();
+        });
         return {};
     }
 
@@ -319,10 +325,11 @@ private:
         });
     }
 
-    template <class Then>
-    void escalate(Then then) {
+    template <class Then> void escalate(Then then) {
         m_escalate.expires_after(m_request.kill_grace);
-        m_escalate.async_wait([then](auto ec) { if (!ec) then(); });
+        m_escalate.async_wait([then](auto ec) {
+            if (!ec) then();
+        });
     }
 
     /// Last resort: a process outside the group holds a pipe open. Stop waiting for its EOF.
@@ -363,8 +370,8 @@ private:
     Drain m_out;
     Drain m_err;
     asio::posix::stream_descriptor m_exit_watch;
-    asio::steady_timer m_limit;     ///< The timeout; after the child exits, the drain limit.
-    asio::steady_timer m_escalate;  ///< TERM → KILL → abandon the pipes.
+    asio::steady_timer m_limit;    ///< The timeout; after the child exits, the drain limit.
+    asio::steady_timer m_escalate; ///< TERM → KILL → abandon the pipes.
     asio::steady_timer m_cancel_poll;
     Clock::time_point m_start;
     int m_pid = 0;
@@ -380,11 +387,11 @@ public:
         auto executable = resolve_executable(request);
         if (!executable) return tl::unexpected(executable.error());
         struct stat st {};
-        const bool cwd_ok = request.cwd.empty() ||
-                            (::stat(request.cwd.c_str(), &st) == 0 && S_ISDIR(st.st_mode));
+        const bool cwd_ok =
+            request.cwd.empty() || (::stat(request.cwd.c_str(), &st) == 0 && S_ISDIR(st.st_mode));
         if (!cwd_ok) {
-            return fail(ExitCode::failure, "cannot start '" + request.argv[0] +
-                                               "': no directory at " + request.cwd);
+            return fail(ExitCode::failure,
+                        "cannot start '" + request.argv[0] + "': no directory at " + request.cwd);
         }
         const SigpipeGuard guard;
         Supervisor supervisor(request);
@@ -392,7 +399,7 @@ public:
     }
 };
 
-}  // namespace
+} // namespace
 
 std::unique_ptr<ProcessRunner> make_system_runner() {
     static std::once_flag subreaper;
@@ -400,4 +407,4 @@ std::unique_ptr<ProcessRunner> make_system_runner() {
     return std::make_unique<SystemRunner>();
 }
 
-}  // namespace sonata
+} // namespace sonata

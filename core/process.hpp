@@ -20,8 +20,8 @@ using Environment = std::map<std::string, std::string>;
 
 /// Which of the child's output streams a chunk came from.
 enum class OutputStream {
-    out,  ///< stdout
-    err,  ///< stderr
+    out, ///< stdout
+    err, ///< stderr
 };
 
 /// Called with each chunk as it arrives, on the thread that called run(): the whole output,
@@ -32,16 +32,16 @@ using OutputCallback = std::function<void(OutputStream, std::string_view)>;
 /// up on the PATH of `env`.
 struct ProcessRequest {
     std::vector<std::string> argv;
-    Environment env;                        ///< The child's complete environment.
-    std::string cwd;                        ///< Empty: inherit.
-    std::optional<std::string> stdin_data;  ///< nullopt: stdin is /dev/null.
+    Environment env;                       ///< The child's complete environment.
+    std::string cwd;                       ///< Empty: inherit.
+    std::optional<std::string> stdin_data; ///< nullopt: stdin is /dev/null.
     std::chrono::milliseconds timeout{30'000};
-    std::chrono::milliseconds kill_grace{1'000};  ///< Between SIGTERM and SIGKILL to the group.
-    std::size_t max_output_bytes = 1U << 20U;     ///< Per stream; the tail beyond it is kept.
+    std::chrono::milliseconds kill_grace{1'000}; ///< Between SIGTERM and SIGKILL to the group.
+    std::size_t max_output_bytes = 1U << 20U;    ///< Per stream; the tail beyond it is kept.
     /// After the child exits, how long a leftover process of its group may hold the output pipes
     /// open before the group is killed (capped by what is left of `timeout`).
     std::chrono::milliseconds exit_drain{2'000};
-    OutputCallback on_output;  ///< Optional live view of the output (logs, TUI-less progress).
+    OutputCallback on_output; ///< Optional live view of the output (logs, TUI-less progress).
     /// Called once the child runs, with its pid (also its process-group id), on the thread that
     /// called run(): a supervisor records it so that whoever outlives it can kill the group.
     std::function<void(int pid)> on_start;
@@ -85,4 +85,4 @@ Environment current_environment();
 /// Looks up `name` on `path_var` (':'-separated); returns the first executable regular file.
 std::optional<std::string> search_path(const std::string& name, const std::string& path_var);
 
-}  // namespace sonata
+} // namespace sonata

@@ -4,7 +4,6 @@
 #include "core/session.hpp"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
@@ -14,6 +13,7 @@
 #include <cstdlib>
 
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
 
 #include "core/config.hpp"
 #include "core/fs.hpp"
@@ -68,8 +68,8 @@ public:
     bool end_array() override { return close(); }
     bool key(string_t& name) override {
         if (m_depth != 1) return true;
-        m_key = name == "session_id" ? Key::session_id
-                : name == "cwd"      ? Key::cwd
+        m_key = name == "session_id"        ? Key::session_id
+                : name == "cwd"             ? Key::cwd
                 : name == "permission_mode" ? Key::mode
                                             : Key::other;
         return true;
@@ -84,7 +84,7 @@ private:
     Key m_key = Key::other;
 
     bool scalar() {
-        if (m_depth == 0) return false;  // a top-level scalar is not a hook input
+        if (m_depth == 0) return false; // a top-level scalar is not a hook input
         if (m_depth == 1 && m_key == Key::session_id) session_id.reset();
         if (m_depth == 1 && m_key == Key::cwd) cwd.reset();
         if (m_depth == 1 && m_key == Key::mode) mode_not_string = true;
@@ -94,7 +94,7 @@ private:
     bool open(bool object) {
         if (m_depth == 0 && !object) return false;
         if (m_depth == 0) is_object = true;
-        if (m_depth == 1) scalar();  // a nested value under a key we read does not count
+        if (m_depth == 1) scalar(); // a nested value under a key we read does not count
         ++m_depth;
         return true;
     }
@@ -104,7 +104,8 @@ private:
     }
     /// A second permission_mode never widens the first: the narrower one stands.
     void take_mode(const std::string& value) {
-        if (!m_mode_seen || no_wider_than(fold_mode(value), fold_mode(permission_mode))) permission_mode = value;
+        if (!m_mode_seen || no_wider_than(fold_mode(value), fold_mode(permission_mode)))
+            permission_mode = value;
         m_mode_seen = true;
     }
     bool m_mode_seen = false;
@@ -188,7 +189,7 @@ Result<std::optional<SessionLookup>> read_session(const std::string& path, const
     return std::optional<SessionLookup>{found};
 }
 
-}  // namespace
+} // namespace
 
 bool is_safe_session_id(std::string_view id) {
     if (id.empty() || id.size() > k_max_session_id) return false;
@@ -206,7 +207,8 @@ std::string session_file_name(std::string_view id) {
 
 std::optional<HookInput> parse_hook_input(std::string_view text) {
     HookFields fields;
-    const bool complete = json::sax_parse(text.begin(), text.end(), &fields, json::input_format_t::json, true);
+    const bool complete =
+        json::sax_parse(text.begin(), text.end(), &fields, json::input_format_t::json, true);
     if (!fields.is_object || !fields.session_id) return std::nullopt;
     if (complete && (fields.mode_not_string || !fields.cwd)) return std::nullopt;
     return HookInput{*fields.session_id, fields.cwd.value_or(""), fields.permission_mode, complete};
@@ -249,7 +251,7 @@ std::optional<std::int64_t> parse_utc(std::string_view text) {
     if (!date.ok() || h < 0 || h > 23 || mi < 0 || mi > 59 || s < 0 || s > 59) return std::nullopt;
     const auto total = sys_days(date).time_since_epoch() + hours(h) + minutes(mi) + seconds(s);
     const std::int64_t unix_seconds = duration_cast<seconds>(total).count();
-    if (format_utc(unix_seconds) != text) return std::nullopt;  // e.g. "+2026" or " 9" fields
+    if (format_utc(unix_seconds) != text) return std::nullopt; // e.g. "+2026" or " 9" fields
     return unix_seconds;
 }
 
@@ -333,14 +335,14 @@ int run_hook(const std::map<std::string, std::string>& env) {
             if (n < 0) return 0;
             if (n == 0) break;
             input.append(buffer, static_cast<std::size_t>(n));
-            if (input.size() >= k_max_hook_input) {  // never buffer without bound: the fields
+            if (input.size() >= k_max_hook_input) { // never buffer without bound: the fields
                 input.resize(k_max_hook_input);     // sonata reads come first
                 break;
             }
         }
         record_hook_input(input, env, std::chrono::system_clock::now());
     } catch (
-        ...) {  // NOLINT(bugprone-empty-catch): the hook must never fail Claude Code's tool call
+        ...) { // NOLINT(bugprone-empty-catch): the hook must never fail Claude Code's tool call
     }
     return 0;
 }
@@ -363,4 +365,4 @@ Result<std::optional<SessionLookup>> find_session(const std::string& session_id,
     return read_session(machine_dir + "/" + name, session_id, max_age, now);
 }
 
-}  // namespace sonata
+} // namespace sonata

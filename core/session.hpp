@@ -33,7 +33,7 @@ std::string session_file_name(std::string_view id);
 struct HookInput {
     std::string session_id;
     std::string cwd;
-    std::string permission_mode;  ///< Raw spelling; empty when absent or not readable.
+    std::string permission_mode; ///< Raw spelling; empty when absent or not readable.
     /// False when the input broke off or turned invalid after session_id and cwd were read (a
     /// lone surrogate in tool_input, input cut at k_max_hook_input): the fields read so far stand.
     bool complete = true;
@@ -46,15 +46,15 @@ struct HookInput {
 /// before tool_input), and never builds a tree, so no nesting depth can exhaust the stack.
 /// nullopt when the text is not a JSON object or `session_id` was not read as a string; in a
 /// complete object, also when `cwd` is not a string or a `permission_mode` is not one. In an
-/// incomplete one, a cwd not read is empty and a permission_mode not read as a string is absent. A key given twice: the last session_id and cwd, and the
-/// narrowest permission_mode.
+/// incomplete one, a cwd not read is empty and a permission_mode not read as a string is absent. A
+/// key given twice: the last session_id and cwd, and the narrowest permission_mode.
 std::optional<HookInput> parse_hook_input(std::string_view json);
 
 /// What a session file holds.
 struct SessionRecord {
     std::string session_id;
-    Mode mode = Mode::default_mode;  ///< Already folded.
-    std::int64_t updated_at = 0;     ///< Seconds since the Unix epoch, UTC.
+    Mode mode = Mode::default_mode; ///< Already folded.
+    std::int64_t updated_at = 0;    ///< Seconds since the Unix epoch, UTC.
 
     bool operator==(const SessionRecord&) const = default;
 };
@@ -89,7 +89,7 @@ struct SessionLookup {
     std::string path;
     SessionRecord record;
     std::chrono::seconds age{0};
-    bool stale = false;  ///< Older than the configured maximum age.
+    bool stale = false; ///< Older than the configured maximum age.
 };
 
 /// Finds session-<id>.json in `project_dir`/.sonata/ (when project_dir is not empty), then in
@@ -101,4 +101,4 @@ Result<std::optional<SessionLookup>> find_session(const std::string& session_id,
                                                   std::chrono::seconds max_age,
                                                   std::chrono::system_clock::time_point now);
 
-}  // namespace sonata
+} // namespace sonata

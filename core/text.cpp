@@ -23,9 +23,10 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
     return row[b.size()];
 }
 
-}  // namespace
+} // namespace
 
-std::optional<std::string> closest_match(std::string_view word, const std::vector<std::string>& candidates) {
+std::optional<std::string> closest_match(std::string_view word,
+                                         const std::vector<std::string>& candidates) {
     std::optional<std::string> best;
     std::size_t best_distance = 0;
     for (const auto& candidate : candidates) {
@@ -77,7 +78,7 @@ std::string tail_lines(const std::string& text, std::size_t lines) {
     return text.substr(pos + 1);
 }
 
-}  // namespace sonata
+} // namespace sonata
 
 namespace sonata {
 
@@ -87,8 +88,10 @@ bool json_depth_within(std::string_view json, std::size_t limit) {
     for (std::size_t i = 0; i < json.size(); ++i) {
         const char c = json[i];
         if (in_string) {
-            if (c == '\\') ++i;
-            else if (c == '"') in_string = false;
+            if (c == '\\')
+                ++i;
+            else if (c == '"')
+                in_string = false;
             continue;
         }
         if (c == '"') {
@@ -102,4 +105,4 @@ bool json_depth_within(std::string_view json, std::size_t limit) {
     return true;
 }
 
-}  // namespace sonata
+} // namespace sonata

@@ -8,8 +8,10 @@
 
 namespace sonata {
 
-/// The candidate closest to `word` by edit distance, when it is close enough to be a plausible typo.
-std::optional<std::string> closest_match(std::string_view word, const std::vector<std::string>& candidates);
+/// The candidate closest to `word` by edit distance, when it is close enough to be a plausible
+/// typo.
+std::optional<std::string> closest_match(std::string_view word,
+                                         const std::vector<std::string>& candidates);
 
 /// " (did you mean 'x'?)" or "" — appended to unknown-name errors.
 std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
@@ -26,7 +28,7 @@ std::string replace_all(std::string text, std::string_view from, std::string_vie
 /// The last `lines` lines of `text` (all of it when it has fewer); a final newline ends a line.
 std::string tail_lines(const std::string& text, std::size_t lines);
 
-}  // namespace sonata
+} // namespace sonata
 
 namespace sonata {
 
@@ -39,4 +41,4 @@ inline constexpr std::size_t k_max_json_depth = 512;
 /// A cheap scan meant to run before a parser; it does not check that the text is valid JSON.
 bool json_depth_within(std::string_view json, std::size_t limit = k_max_json_depth);
 
-}  // namespace sonata
+} // namespace sonata

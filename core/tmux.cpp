@@ -5,7 +5,6 @@
 // through `env`), an argument ending in ';' ends a command, and `-c` is format-expanded.
 #include "core/tmux.hpp"
 
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -15,6 +14,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <sys/wait.h>
 
 #include "core/proc_stat.hpp"
 
@@ -25,7 +25,7 @@ using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 const std::string k_session = "sonata";
-const std::string k_target = "=" + k_session + ":";  ///< The session's current (only) pane.
+const std::string k_target = "=" + k_session + ":"; ///< The session's current (only) pane.
 constexpr milliseconds k_exit_grace{1'000};
 constexpr std::size_t k_max_socket_path = 107;
 
@@ -77,8 +77,8 @@ int to_int(const std::string& text, int fallback) {
 /// The wait status of `pid` if it is a zombie, from field 52 of /proc/<pid>/stat (Linux ≥ 3.5).
 std::optional<int> zombie_status(int pid) {
     const auto fields = proc_stat_fields(pid);
-    constexpr std::size_t k_state = 0;       // field 3
-    constexpr std::size_t k_exit_code = 49;  // field 52
+    constexpr std::size_t k_state = 0;      // field 3
+    constexpr std::size_t k_exit_code = 49; // field 52
     if (!fields || fields->size() <= k_exit_code || (*fields)[k_state] != "Z") return std::nullopt;
     return to_int((*fields)[k_exit_code], -1);
 }
@@ -106,7 +106,7 @@ void await_group_gone(int pgid, milliseconds grace) {
         while (::waitpid(-pgid, nullptr, WNOHANG) > 0) {
         }
         if (::kill(-pgid, 0) != 0) return;
-        if (killed && Clock::now() > until + grace) return;  // not ours to reap; it is dying
+        if (killed && Clock::now() > until + grace) return; // not ours to reap; it is dying
         if (!killed && Clock::now() > until) {
             ::kill(-pgid, SIGKILL);
             killed = true;
@@ -115,7 +115,7 @@ void await_group_gone(int pgid, milliseconds grace) {
     }
 }
 
-}  // namespace
+} // namespace
 
 TmuxSession::TmuxSession(ProcessRunner& runner, std::string tmux, std::string socket,
                          Environment client_env, milliseconds timeout)
@@ -145,15 +145,16 @@ Result<std::unique_ptr<TmuxSession>> TmuxSession::start(ProcessRunner& runner,
     std::unique_ptr<TmuxSession> session(
         new TmuxSession(runner, *tmux_path, socket, client_env, spec.command_timeout));
 
-    std::vector<std::string> create = {"new-session", "-d", "-s", k_session,
-                                       "-x", std::to_string(spec.width),
-                                       "-y", std::to_string(spec.height)};
+    std::vector<std::string> create = {"new-session", "-d",
+                                       "-s",          k_session,
+                                       "-x",          std::to_string(spec.width),
+                                       "-y",          std::to_string(spec.height)};
     if (!spec.cwd.empty()) create.insert(create.end(), {"-c", escape_format(spec.cwd)});
     for (const auto& [key, value] : spec.env) {
         create.insert(create.end(), {"-e", key + "=" + value});
     }
     create.emplace_back("--");
-    if (spec.argv.size() == 1) {  // tmux would run a lone argument through `sh -c`
+    if (spec.argv.size() == 1) { // tmux would run a lone argument through `sh -c`
         create.push_back(search_path("env", path).value_or("/usr/bin/env"));
         create.emplace_back("--");
     }
@@ -173,8 +174,8 @@ Result<std::unique_ptr<TmuxSession>> TmuxSession::start(ProcessRunner& runner,
         return tl::unexpected(started.error());
     }
 
-    auto ids = session->run_tmux({{"display-message", "-p", "-t", k_target,
-                               "#{pid} #{pane_pid} #{socket_path}"}});
+    auto ids = session->run_tmux(
+        {{"display-message", "-p", "-t", k_target, "#{pid} #{pane_pid} #{socket_path}"}});
     if (!ids) return tl::unexpected(ids.error());
     const auto fields = split_fields(*ids);
     session->m_server_pid = to_int(fields[0], 0);
@@ -194,7 +195,8 @@ Result<std::string> TmuxSession::run_tmux(const std::vector<std::vector<std::str
     request.argv = {m_tmux, "-L", m_socket, "-f", "/dev/null", "-u"};
     for (const auto& command : commands) {
         if (&command != &commands.front()) request.argv.emplace_back(";");
-        for (const auto& arg : command) request.argv.push_back(escape_argument(arg));
+        for (const auto& arg : command)
+            request.argv.push_back(escape_argument(arg));
     }
     request.env = m_client_env;
     request.timeout = m_timeout;
@@ -234,7 +236,7 @@ Result<std::string> TmuxSession::capture_history() {
 
 Result<PaneStatus> TmuxSession::status() {
     auto line = run_tmux({{"display-message", "-p", "-t", k_target,
-                       "#{pane_dead} #{pane_dead_status} #{pane_dead_signal}"}});
+                           "#{pane_dead} #{pane_dead_status} #{pane_dead_signal}"}});
     if (!line) return tl::unexpected(line.error());
     const auto fields = split_fields(*line);
     if (fields.size() != 3) return fail(ExitCode::failure, "unexpected tmux pane status: " + *line);
@@ -252,7 +254,8 @@ Result<PaneStatus> TmuxSession::status() {
         if (!zombie) return status;
         status.exited = true;
         status.term_signal = WIFSIGNALED(*zombie) ? WTERMSIG(*zombie) : 0;
-        status.exit_code = status.term_signal != 0 ? 128 + status.term_signal : WEXITSTATUS(*zombie);
+        status.exit_code =
+            status.term_signal != 0 ? 128 + status.term_signal : WEXITSTATUS(*zombie);
         return status;
     }
     status.exited = true;
@@ -271,7 +274,7 @@ Result<PaneWait> TmuxSession::wait_until(const std::function<bool(const std::str
         if (Clock::now() >= until) return PaneWait{false, std::move(*screen)};
         auto state = status();
         if (!state) return tl::unexpected(state.error());
-        if (state->exited) {  // the screen cannot change any more: one last look
+        if (state->exited) { // the screen cannot change any more: one last look
             auto last = capture();
             if (!last) return tl::unexpected(last.error());
             const bool matched = matches(*last);
@@ -300,4 +303,4 @@ void TmuxSession::shutdown() {
     if (!m_socket_path.empty()) ::unlink(m_socket_path.c_str());
 }
 
-}  // namespace sonata
+} // namespace sonata

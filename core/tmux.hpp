@@ -24,7 +24,7 @@ struct TmuxSpec {
     /// multiplexer sets (TERM, TERM_PROGRAM, TERM_PROGRAM_VERSION, TMUX, TMUX_PANE, PWD, SHELL, and
     /// PATH when `env` has none).
     Environment env;
-    std::string cwd;  ///< The pane's working directory. Empty: sonata's.
+    std::string cwd; ///< The pane's working directory. Empty: sonata's.
     int width = 200;
     int height = 50;
     /// The tmux executable: absolute, or looked up on the PATH of `env`.
@@ -32,14 +32,14 @@ struct TmuxSpec {
     /// Where the server's socket directory goes (TMUX_TMPDIR). Empty, or too deep for a socket
     /// path: tmux's default under /tmp.
     std::string socket_dir;
-    std::chrono::milliseconds command_timeout{10'000};  ///< For each tmux command.
+    std::chrono::milliseconds command_timeout{10'000}; ///< For each tmux command.
 };
 
 /// Whether the pane's process is still running and, once it is not, how it ended.
 struct PaneStatus {
     bool exited = false;
-    int exit_code = -1;   ///< 0–255, or 128+N after death by signal N; -1 while running.
-    int term_signal = 0;  ///< N when killed by a signal, else 0.
+    int exit_code = -1;  ///< 0–255, or 128+N after death by signal N; -1 while running.
+    int term_signal = 0; ///< N when killed by a signal, else 0.
 
     bool operator==(const PaneStatus&) const = default;
 };
@@ -85,7 +85,7 @@ public:
     /// The argv of a client that attaches a terminal to this session (`sonata attach`).
     std::vector<std::string> attach_argv() const;
     int server_pid() const { return m_server_pid; }
-    int pane_pid() const { return m_pane_pid; }  ///< Also the pane's process-group id.
+    int pane_pid() const { return m_pane_pid; } ///< Also the pane's process-group id.
 
 private:
     TmuxSession(ProcessRunner& runner, std::string tmux, std::string socket, Environment client_env,
@@ -104,4 +104,4 @@ private:
     std::string m_socket_path;
 };
 
-}  // namespace sonata
+} // namespace sonata

@@ -1,5 +1,6 @@
-// One probe cell, end to end. The harness's misbehaviour becomes a verdict; only sonata's own failures
-// become `error`. Whatever happens, the scratch world and the process group are gone on return.
+// One probe cell, end to end. The harness's misbehaviour becomes a verdict; only sonata's own
+// failures become `error`. Whatever happens, the scratch world and the process group are gone on
+// return.
 #include "probes/cell_runner.hpp"
 
 #include <algorithm>
@@ -22,18 +23,23 @@ using std::chrono::milliseconds;
 
 /// Snapshots of every root a harness might write to, prefixed by its name.
 struct Roots {
-    std::vector<std::pair<std::string, std::string>> dirs;  // prefix, path
+    std::vector<std::pair<std::string, std::string>> dirs; // prefix, path
 
     explicit Roots(const Scratch& s)
-        : dirs{{"work/", s.workspace()}, {"home/", s.home()}, {"tmp/", s.tmp()}, {"outside/", s.outside()}} {}
+        : dirs{{"work/", s.workspace()},
+               {"home/", s.home()},
+               {"tmp/", s.tmp()},
+               {"outside/", s.outside()}} {}
 
     std::vector<Snapshot> take() const {
         std::vector<Snapshot> snaps;
-        for (const auto& [prefix, dir] : dirs) snaps.push_back(snapshot(dir));
+        for (const auto& [prefix, dir] : dirs)
+            snaps.push_back(snapshot(dir));
         return snaps;
     }
 
-    std::vector<std::string> changes(const std::vector<Snapshot>& before, const std::vector<Snapshot>& after) const {
+    std::vector<std::string> changes(const std::vector<Snapshot>& before,
+                                     const std::vector<Snapshot>& after) const {
         std::vector<std::string> all;
         for (std::size_t i = 0; i < dirs.size(); ++i) {
             auto part = diff(before[i], after[i], dirs[i].first);
@@ -45,22 +51,25 @@ struct Roots {
 
 /// The cell's environment: the scratch world's, with the invocation's variables, as a dispatch
 /// builds it (dispatch::child_environment).
-Environment cell_environment(const Scratch& scratch, const CellSettings& settings, const Invocation& inv) {
+Environment cell_environment(const Scratch& scratch, const CellSettings& settings,
+                             const Invocation& inv) {
     return dispatch::child_environment(scratch.environment(settings.base_env), inv);
 }
 
 /// Where a cell's captured evidence goes (see CellSettings::capture_dir): empty when not capturing.
 struct Capture {
-    std::string dir;           ///< <capture_dir>/<harness>/<version>/screens
-    std::string prefix;        ///< <probe>-<mode>
-    std::string scratch_root;  ///< Written as <scratch> in what is saved.
+    std::string dir;          ///< <capture_dir>/<harness>/<version>/screens
+    std::string prefix;       ///< <probe>-<mode>
+    std::string scratch_root; ///< Written as <scratch> in what is saved.
 
     /// Saves `text` as <prefix>-<what>.txt; best effort, never fails the cell.
     void save(const std::string& what, std::string text) const {
         if (dir.empty()) return;
         text = replace_all(std::move(text), scratch_root, "<scratch>");
-        while (text.size() > 1 && text.back() == '\n' && text[text.size() - 2] == '\n') text.pop_back();
-        (void)write_file_atomic(dir + "/" + prefix + "-" + what + ".txt", text, WriteOptions{0644, false, true});
+        while (text.size() > 1 && text.back() == '\n' && text[text.size() - 2] == '\n')
+            text.pop_back();
+        (void)write_file_atomic(dir + "/" + prefix + "-" + what + ".txt", text,
+                                WriteOptions{0644, false, true});
     }
 };
 
@@ -77,10 +86,11 @@ bool conversation_finished(const ModelServer& server) {
     });
 }
 
-void run_headless(Observation& o, const CellSettings& settings, const Scratch& scratch, const std::string& prompt,
-                  ProcessRunner& runner) {
-    ProcessRequest request = dispatch::headless_request(o.invocation, prompt, cell_environment(scratch, settings, o.invocation),
-                                                        scratch.workspace());
+void run_headless(Observation& o, const CellSettings& settings, const Scratch& scratch,
+                  const std::string& prompt, ProcessRunner& runner) {
+    ProcessRequest request = dispatch::headless_request(
+        o.invocation, prompt, cell_environment(scratch, settings, o.invocation),
+        scratch.workspace());
     request.timeout = settings.timeout;
     request.cancel = settings.cancel;
     request.max_output_bytes = 256U * 1024U;
@@ -95,20 +105,25 @@ void run_headless(Observation& o, const CellSettings& settings, const Scratch& s
 
 /// The probe policy of the TUI driver: decline an approval card (the harness asked), stop at the
 /// trust card where the probe looks at it, and end once the scripted conversation is over.
-dispatch::TuiPolicy probe_policy(const ModelServer& server, const Probe& probe, const Capture& capture) {
+dispatch::TuiPolicy probe_policy(const ModelServer& server, const Probe& probe,
+                                 const Capture& capture) {
     dispatch::TuiPolicy policy;
     policy.on_approval = dispatch::OnApproval::decline;
     policy.stop_at_trust = probe.stop_at_trust_question();
     policy.finished = [&server] { return conversation_finished(server); };
     policy.model_reached = [&server] { return !server.recording().empty(); };
-    policy.on_screen = [&capture](const std::string& what, const std::string& screen) { capture.save(what, screen); };
+    policy.on_screen = [&capture](const std::string& what, const std::string& screen) {
+        capture.save(what, screen);
+    };
     return policy;
 }
 
-void run_tui(Observation& o, const CellSettings& settings, const Scratch& scratch, const std::string& prompt,
-             const ModelServer& server, const Probe& probe, const Capture& capture, ProcessRunner& runner) {
-    const TmuxSpec spec = dispatch::tui_spec(o.invocation, cell_environment(scratch, settings, o.invocation),
-                                             scratch.workspace(), scratch.tmp());
+void run_tui(Observation& o, const CellSettings& settings, const Scratch& scratch,
+             const std::string& prompt, const ModelServer& server, const Probe& probe,
+             const Capture& capture, ProcessRunner& runner) {
+    const TmuxSpec spec =
+        dispatch::tui_spec(o.invocation, cell_environment(scratch, settings, o.invocation),
+                           scratch.workspace(), scratch.tmp());
     auto session = TmuxSession::start(runner, spec);
     if (!session) {
         o.result.err = session.error().message;
@@ -118,7 +133,8 @@ void run_tui(Observation& o, const CellSettings& settings, const Scratch& scratc
     const auto start = Clock::now();
     const auto patterns = o.adapter->screen_patterns();
     const auto policy = probe_policy(server, probe, capture);
-    const auto outcome = dispatch::drive_tui(**session, patterns, prompt, policy, start + settings.timeout, settings.cancel);
+    const auto outcome = dispatch::drive_tui(**session, patterns, prompt, policy,
+                                             start + settings.timeout, settings.cancel);
     o.screen = outcome.screen;
     o.trust_seen = outcome.trust_seen;
     o.decline_seen = outcome.decline_seen;
@@ -128,9 +144,11 @@ void run_tui(Observation& o, const CellSettings& settings, const Scratch& scratc
         o.result.term_signal = outcome.term_signal;
     }
     o.result.timed_out = outcome.end == dispatch::TuiEnd::timed_out;
-    o.result.cancelled = outcome.end == dispatch::TuiEnd::cancelled;  // the session's destructor ends the harness
+    o.result.cancelled =
+        outcome.end == dispatch::TuiEnd::cancelled; // the session's destructor ends the harness
     if (outcome.end == dispatch::TuiEnd::error) o.result.err = outcome.error;
-    capture.save("final", o.screen);  // what the TUI showed when the cell ended, whatever the verdict
+    capture.save("final",
+                 o.screen); // what the TUI showed when the cell ended, whatever the verdict
     o.result.duration = duration_cast<milliseconds>(Clock::now() - start);
     if (auto history = (*session)->capture_history()) o.result.out = *history;
 }
@@ -140,17 +158,19 @@ Evidence evidence_of(const Observation& o) {
     e.files_changed = o.changes;
     for (const auto& r : o.requests) {
         for (const auto& call : r.tool_calls) {
-            e.tool_calls.push_back((r.track.empty() ? "" : "[" + r.track + "] ") + call.tool + " " + call.arguments_json +
-                                   (call.offered ? "" : " (not offered)"));
+            e.tool_calls.push_back((r.track.empty() ? "" : "[" + r.track + "] ") + call.tool + " " +
+                                   call.arguments_json + (call.offered ? "" : " (not offered)"));
         }
         for (const auto& tool : r.tools_offered) {
-            if (std::find(e.tools_offered.begin(), e.tools_offered.end(), tool) == e.tools_offered.end()) {
+            if (std::find(e.tools_offered.begin(), e.tools_offered.end(), tool) ==
+                e.tools_offered.end()) {
                 e.tools_offered.push_back(tool);
             }
         }
     }
     for (const auto& r : o.tool_results) {
-        e.tool_results.push_back((r.is_error && *r.is_error ? "[error] " : "") + r.text.substr(0, 2000));
+        e.tool_results.push_back((r.is_error && *r.is_error ? "[error] " : "") +
+                                 r.text.substr(0, 2000));
     }
     e.exit_code = o.result.exit_code;
     e.timed_out = o.result.timed_out;
@@ -172,7 +192,8 @@ Cell base_cell(const CellJob& job) {
 
 /// The invocation `sonata plan` emits for the cell; support files (gemini's policy) go into the
 /// run's scratch base, never the machine's config.
-Result<Invocation> plan_invocation(const CellJob& job, const CellSettings& settings, const std::string& resume) {
+Result<Invocation> plan_invocation(const CellJob& job, const CellSettings& settings,
+                                   const std::string& resume) {
     adapters::PlanRequest request;
     request.support_dir = settings.scratch_base + "/support";
     request.write_support_files = true;
@@ -186,15 +207,18 @@ Result<Invocation> plan_invocation(const CellJob& job, const CellSettings& setti
     request.extra_args = job.extra_args;
     auto decision = adapters::decide(request);
     if (!decision) return tl::unexpected(decision.error());
-    if (!decision->runs()) return fail(ExitCode::refused, "sonata refuses this mapping: " + decision->refusal().reason);
+    if (!decision->runs())
+        return fail(ExitCode::refused,
+                    "sonata refuses this mapping: " + decision->refusal().reason);
     Invocation invocation = decision->invocation();
     if (job.rewrite) job.rewrite(invocation);
     return invocation;
 }
 
 /// One run of the harness against a fresh server; fills `o` (changes, recording, result).
-Result<void> run_once(Observation& o, const CellJob& job, const CellSettings& settings, const Scratch& scratch,
-                      const Script& script, CellTiming& timing, ProcessRunner& runner) {
+Result<void> run_once(Observation& o, const CellJob& job, const CellSettings& settings,
+                      const Scratch& scratch, const Script& script, CellTiming& timing,
+                      ProcessRunner& runner) {
     auto t0 = Clock::now();
     ModelServer server(script, job.adapter->tools(), scratch.workspace());
     auto port = server.start();
@@ -233,17 +257,20 @@ Result<void> run_once(Observation& o, const CellJob& job, const CellSettings& se
     return {};
 }
 
-Judgement judge_resumed(Observation& o, const CellJob& job, const CellSettings& settings, const Scratch& scratch,
-                        const ProbeSetup& setup, CellTiming& timing, ProcessRunner& runner) {
+Judgement judge_resumed(Observation& o, const CellJob& job, const CellSettings& settings,
+                        const Scratch& scratch, const ProbeSetup& setup, CellTiming& timing,
+                        ProcessRunner& runner) {
     if (auto supported = plan_invocation(job, settings, "sonata-probe-session"); !supported) {
         return {Verdict::not_applicable, supported.error().message};
     }
     const std::string session = job.adapter->session_id(o.result.out, o.result.err, scratch.home());
     if (session.empty()) {
         if (!o.started || o.model_requests() == 0) {
-            return {Verdict::inconclusive, "the first run never reached the model, so there was no session to resume"};
+            return {Verdict::inconclusive,
+                    "the first run never reached the model, so there was no session to resume"};
         }
-        return {Verdict::not_applicable, "sonata cannot recover this harness's session id, so it cannot resume it"};
+        return {Verdict::not_applicable,
+                "sonata cannot recover this harness's session id, so it cannot resume it"};
     }
     auto resumed = plan_invocation(job, settings, session);
     if (!resumed) return {Verdict::not_applicable, resumed.error().message};
@@ -251,14 +278,16 @@ Judgement judge_resumed(Observation& o, const CellJob& job, const CellSettings& 
     second.adapter = job.adapter;
     second.invocation = *resumed;
     second.setup = setup;
-    if (auto ok = run_once(second, job, settings, scratch, job.probe->resume_script(setup, *job.adapter), timing, runner); !ok) {
+    if (auto ok = run_once(second, job, settings, scratch,
+                           job.probe->resume_script(setup, *job.adapter), timing, runner);
+        !ok) {
         return {Verdict::error, ok.error().message};
     }
     o = second;
     return job.probe->judge(o);
 }
 
-}  // namespace
+} // namespace
 
 CellOutcome run_cell(const CellJob& job, const CellSettings& settings, ProcessRunner& runner) {
     CellOutcome out{base_cell(job), {}};
@@ -280,7 +309,8 @@ CellOutcome run_cell(const CellJob& job, const CellSettings& settings, ProcessRu
         out.cell.evidence.reason = scratch.error().message;
         return out;
     }
-    const ProbeSetup setup{scratch->workspace(), scratch->home(), scratch->tmp(), scratch->outside(), settings.sonata_path, job.mode};
+    const ProbeSetup setup{scratch->workspace(), scratch->home(),      scratch->tmp(),
+                           scratch->outside(),   settings.sonata_path, job.mode};
     if (auto ok = scratch->write_files(job.probe->files(setup, *job.adapter)); !ok) {
         out.cell.verdict = Verdict::error;
         out.cell.evidence.reason = ok.error().message;
@@ -293,7 +323,9 @@ CellOutcome run_cell(const CellJob& job, const CellSettings& settings, ProcessRu
     o.invocation = *invocation;
     o.setup = setup;
     Judgement judgement;
-    if (auto ok = run_once(o, job, settings, *scratch, job.probe->script(setup, *job.adapter), out.timing, runner); !ok) {
+    if (auto ok = run_once(o, job, settings, *scratch, job.probe->script(setup, *job.adapter),
+                           out.timing, runner);
+        !ok) {
         judgement = {o.started ? Verdict::error : Verdict::inconclusive, ok.error().message};
     } else if (job.probe->needs_resume()) {
         judgement = judge_resumed(o, job, settings, *scratch, setup, out.timing, runner);
@@ -302,7 +334,8 @@ CellOutcome run_cell(const CellJob& job, const CellSettings& settings, ProcessRu
         judgement = job.probe->judge(o);
         out.timing.observe += duration_cast<microseconds>(Clock::now() - t1);
     }
-    if (o.result.cancelled) judgement = {Verdict::inconclusive, "interrupted: sonata was asked to stop"};
+    if (o.result.cancelled)
+        judgement = {Verdict::inconclusive, "interrupted: sonata was asked to stop"};
     out.cell.verdict = judgement.verdict;
     out.cell.evidence = evidence_of(o);
     out.cell.evidence.reason = judgement.reason;
@@ -312,4 +345,4 @@ CellOutcome run_cell(const CellJob& job, const CellSettings& settings, ProcessRu
     return out;
 }
 
-}  // namespace sonata::probes
+} // namespace sonata::probes

@@ -18,7 +18,7 @@ namespace {
 using nlohmann::json;
 
 constexpr std::string_view k_side_text = "sonata probe";
-constexpr std::string_view k_classifier_text = "<block>no";  // "do not block": the harness decides.
+constexpr std::string_view k_classifier_text = "<block>no"; // "do not block": the harness decides.
 constexpr std::string_view k_classifier_stop = "</block>";
 
 bool ends_with(std::string_view text, std::string_view suffix) {
@@ -82,7 +82,7 @@ Move text_move(std::string text) {
     return move;
 }
 
-}  // namespace
+} // namespace
 
 Router::Router(Script script, ScriptContext context, std::string model)
     : m_script(std::move(script)), m_context(std::move(context)), m_model(std::move(model)) {
@@ -163,7 +163,7 @@ Outcome Router::handle_model(const Protocol& protocol, std::string_view path, st
         outcome.reply = protocol.error(fault->status, "sonata model-server: injected fault");
         return outcome;
     }
-    if (!json_depth_within(body)) {  // nlohmann recurses per level: this deep would overflow.
+    if (!json_depth_within(body)) { // nlohmann recurses per level: this deep would overflow.
         record.kind = "bad-request";
         outcome.reply = protocol.error(
             400, fmt::format("sonata model-server: request JSON nests deeper than {} levels",
@@ -231,7 +231,8 @@ Answer Router::answer(const ParsedRequest& parsed, RequestRecord& record) const 
         out.stop_sequence = std::string(k_classifier_stop);
         break;
     case RequestKind::structured:
-        out.move = text_move(schema_sample(parsed.schema, SampleFields::all).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+        out.move = text_move(schema_sample(parsed.schema, SampleFields::all)
+                                 .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
         break;
     }
     record.step = out.move.step;
@@ -280,4 +281,4 @@ std::vector<ToolResultRecord> Router::tool_results() const {
     return m_results;
 }
 
-}  // namespace sonata::probes::wire
+} // namespace sonata::probes::wire

@@ -20,7 +20,7 @@ namespace sonata::probes::wire {
 /// What the HTTP core must send for one request.
 struct Outcome {
     HttpReply reply;
-    bool truncate = false;  ///< Send part of it, then close the connection.
+    bool truncate = false; ///< Send part of it, then close the connection.
 };
 
 class Router {
@@ -49,7 +49,7 @@ private:
     std::string m_model;
     std::vector<std::unique_ptr<Protocol>> m_protocols;
 
-    mutable std::mutex m_mutex;  // Guards everything below.
+    mutable std::mutex m_mutex; // Guards everything below.
     std::size_t m_arrivals = 0;
     std::size_t m_model_requests = 0;
     std::vector<Fault> m_faults;
@@ -58,4 +58,4 @@ private:
     std::set<std::pair<std::string, std::string>> m_result_keys;
 };
 
-}  // namespace sonata::probes::wire
+} // namespace sonata::probes::wire

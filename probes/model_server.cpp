@@ -112,11 +112,11 @@ net::awaitable<void> linger(beast::tcp_stream& stream) {
 // system_error when the peer goes away, sends garbage, exceeds a limit or runs out of time.
 net::awaitable<bool> serve_request(beast::tcp_stream& stream, beast::flat_buffer& buffer,
                                    wire::Router& router, const ModelServerOptions& options) {
-    if (buffer.size() == 0) {  // Between requests: wait for the next one's first byte.
+    if (buffer.size() == 0) { // Between requests: wait for the next one's first byte.
         stream.expires_after(options.idle_timeout);
         buffer.commit(co_await stream.async_read_some(buffer.prepare(4096), net::use_awaitable));
     }
-    stream.expires_after(options.request_timeout);  // Header, body and answer, all together.
+    stream.expires_after(options.request_timeout); // Header, body and answer, all together.
     http::request_parser<http::string_body> parser;
     parser.body_limit(options.body_limit);
     parser.header_limit(k_header_limit);
@@ -173,9 +173,9 @@ net::awaitable<void> accept_loop(tcp::acceptor& acceptor, wire::Router& router,
             co_await backoff.async_wait(net::redirect_error(net::use_awaitable, ec));
             continue;
         }
-        socket.set_option(tcp::no_delay(true), ec);  // A peer already gone fails later, alone.
-        net::co_spawn(acceptor.get_executor(),
-                      serve_connection(router, options, std::move(socket)), net::detached);
+        socket.set_option(tcp::no_delay(true), ec); // A peer already gone fails later, alone.
+        net::co_spawn(acceptor.get_executor(), serve_connection(router, options, std::move(socket)),
+                      net::detached);
     }
 }
 
@@ -230,7 +230,7 @@ nlohmann::ordered_json to_json(const RequestRecord& r) {
             {"handling_ms", r.handling_ms}};
 }
 
-}  // namespace
+} // namespace
 
 struct ModelServer::Impl {
     Impl(Script script, ScriptContext context, ModelServerOptions opts)
@@ -272,8 +272,7 @@ Result<unsigned short> ModelServer::start() {
                                 impl.options.port, ec.message()));
     }
     impl.port = impl.acceptor->local_endpoint().port();
-    net::co_spawn(*impl.io, accept_loop(*impl.acceptor, impl.router, impl.options),
-                  net::detached);
+    net::co_spawn(*impl.io, accept_loop(*impl.acceptor, impl.router, impl.options), net::detached);
     for (unsigned i = 0; i < std::max(1U, impl.options.threads); ++i) {
         impl.threads.emplace_back([&io = *impl.io] { run_until_stopped(io); });
     }
@@ -288,7 +287,7 @@ void ModelServer::stop() {
         thread.join();
     impl.threads.clear();
     impl.acceptor.reset();
-    impl.io.reset();  // Destroys the suspended connection coroutines and their sockets.
+    impl.io.reset(); // Destroys the suspended connection coroutines and their sockets.
 }
 
 unsigned short ModelServer::port() const { return m_impl->port; }
@@ -316,4 +315,4 @@ std::string recording_to_json(const std::vector<RequestRecord>& requests,
     return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-}  // namespace sonata::probes
+} // namespace sonata::probes

@@ -23,28 +23,28 @@ struct ToolCallRecord {
     std::string call_id;
     std::string tool;
     std::string arguments_json;
-    bool offered = false;  ///< The harness offered this tool in that request.
+    bool offered = false; ///< The harness offered this tool in that request.
 
     bool operator==(const ToolCallRecord&) const = default;
 };
 
 /// A tool result the harness sent back to the model: what the harness told the model happened.
 struct ToolResultRecord {
-    std::string call_id;           ///< Matches ToolCallRecord::call_id (Gemini: may be empty).
-    std::string tool;              ///< Where the protocol names it (Gemini), else "".
-    std::string text;              ///< The result's text content.
-    std::optional<bool> is_error;  ///< Where the protocol carries it (Anthropic, Gemini).
-    std::string track;             ///< The conversation: "" main, else the sub-agent marker.
+    std::string call_id;          ///< Matches ToolCallRecord::call_id (Gemini: may be empty).
+    std::string tool;             ///< Where the protocol names it (Gemini), else "".
+    std::string text;             ///< The result's text content.
+    std::optional<bool> is_error; ///< Where the protocol carries it (Anthropic, Gemini).
+    std::string track;            ///< The conversation: "" main, else the sub-agent marker.
 
     bool operator==(const ToolResultRecord&) const = default;
 };
 
 /// One HTTP request the server received and what it answered.
 struct RequestRecord {
-    std::size_t index = 0;  ///< 1-based arrival order.
+    std::size_t index = 0; ///< 1-based arrival order.
     std::string method;
-    std::string target;    ///< Path and query, as sent.
-    std::string protocol;  ///< adapters::to_string(WireProtocol) for model requests, else "".
+    std::string target;   ///< Path and query, as sent.
+    std::string protocol; ///< adapters::to_string(WireProtocol) for model requests, else "".
     /// "turn" (a conversation with tools), "side" (no tools: titles, summaries), "classifier",
     /// "structured" (a JSON-schema answer), "models", "count-tokens", "probe" (HEAD, GET /),
     /// "not-found", "bad-request", "fault" (answered with an injected error status).
@@ -52,35 +52,35 @@ struct RequestRecord {
     std::string model;
     bool stream = false;
     std::vector<std::string> tools_offered;
-    std::string track;        ///< "" main, else the sub-agent marker.
-    std::optional<int> step;  ///< The intent step answered (turns that were not final).
-    std::vector<ToolCallRecord> tool_calls;      ///< Emitted in the answer.
-    std::string text;                            ///< Text answered, if any.
-    std::vector<ToolResultRecord> tool_results;  ///< Every tool result present in the request.
+    std::string track;       ///< "" main, else the sub-agent marker.
+    std::optional<int> step; ///< The intent step answered (turns that were not final).
+    std::vector<ToolCallRecord> tool_calls;     ///< Emitted in the answer.
+    std::string text;                           ///< Text answered, if any.
+    std::vector<ToolResultRecord> tool_results; ///< Every tool result present in the request.
     unsigned status = 200;
-    std::string fault;       ///< "", "http-status" or "truncated-stream".
-    double handling_ms = 0;  ///< Parse, resolve and render time inside the server.
+    std::string fault;      ///< "", "http-status" or "truncated-stream".
+    double handling_ms = 0; ///< Parse, resolve and render time inside the server.
 
     bool operator==(const RequestRecord&) const = default;
 };
 
 /// Makes the server misbehave on purpose, for tests of the prober's own error handling.
 enum class FaultKind {
-    http_status,       ///< Answer the request with `status` and a protocol error body.
-    truncated_stream,  ///< Send part of the answer, then close the connection mid-body.
+    http_status,      ///< Answer the request with `status` and a protocol error body.
+    truncated_stream, ///< Send part of the answer, then close the connection mid-body.
 };
 
 struct Fault {
-    std::size_t request = 1;  ///< The Nth model request (1-based; HEAD, GET and 404s not counted).
+    std::size_t request = 1; ///< The Nth model request (1-based; HEAD, GET and 404s not counted).
     FaultKind kind = FaultKind::http_status;
     unsigned status = 500;
 };
 
 struct ModelServerOptions {
-    unsigned short port = 0;                   ///< 0: an ephemeral port.
-    std::string model = "sonata-probe-model";  ///< Listed by GET /v1/models.
+    unsigned short port = 0;                  ///< 0: an ephemeral port.
+    std::string model = "sonata-probe-model"; ///< Listed by GET /v1/models.
     unsigned threads = 2;
-    std::size_t body_limit = 64U << 20U;  ///< Harness requests carry big prompts and tool lists.
+    std::size_t body_limit = 64U << 20U; ///< Harness requests carry big prompts and tool lists.
     /// A request must arrive whole (header and body) within this long of its first byte, and an
     /// answer be taken within this long: a half-sent request or a reader that stalls cannot hold
     /// a connection (and its file descriptor) forever.
@@ -127,4 +127,4 @@ private:
 std::string recording_to_json(const std::vector<RequestRecord>& requests,
                               const std::vector<ToolResultRecord>& results);
 
-}  // namespace sonata::probes
+} // namespace sonata::probes

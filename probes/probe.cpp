@@ -7,7 +7,7 @@
 
 namespace sonata::probes {
 
-std::vector<std::unique_ptr<Probe>> make_all();  // generated from probes/catalogue/
+std::vector<std::unique_ptr<Probe>> make_all(); // generated from probes/catalogue/
 
 const std::vector<std::unique_ptr<Probe>>& all_probes() {
     static const auto probes = [] {
@@ -16,7 +16,8 @@ const std::vector<std::unique_ptr<Probe>>& all_probes() {
             const auto it = std::find(probe_id::all.begin(), probe_id::all.end(), p->id());
             return std::distance(probe_id::all.begin(), it);
         };
-        std::sort(all.begin(), all.end(), [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
+        std::sort(all.begin(), all.end(),
+                  [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
         return all;
     }();
     return probes;
@@ -46,9 +47,9 @@ bool Observation::reached_step(int step, const std::string& track) const {
 }
 
 std::size_t Observation::model_requests() const {
-    return static_cast<std::size_t>(std::count_if(requests.begin(), requests.end(), [](const RequestRecord& r) {
-        return !r.protocol.empty();
-    }));
+    return static_cast<std::size_t>(
+        std::count_if(requests.begin(), requests.end(),
+                      [](const RequestRecord& r) { return !r.protocol.empty(); }));
 }
 
 std::optional<Judgement> not_reached(const Observation& o, int step, const std::string& track) {
@@ -58,21 +59,26 @@ std::optional<Judgement> not_reached(const Observation& o, int step, const std::
         return Judgement{Verdict::refused_to_start, "the harness could not be started" + why};
     }
     if (o.model_requests() == 0) {
-        if (o.result.timed_out) return Judgement{Verdict::inconclusive, "the harness never called the model before the timeout"};
+        if (o.result.timed_out)
+            return Judgement{Verdict::inconclusive,
+                             "the harness never called the model before the timeout"};
         if (o.result.exit_code != 0) {
-            return Judgement{Verdict::refused_to_start,
-                             "the harness exited " + std::to_string(o.result.exit_code) + " without calling the model"};
+            return Judgement{Verdict::refused_to_start, "the harness exited " +
+                                                            std::to_string(o.result.exit_code) +
+                                                            " without calling the model"};
         }
         return Judgement{Verdict::inconclusive, "the harness never called the model"};
     }
-    return Judgement{Verdict::inconclusive, "the harness called the model but never reached scripted step " +
-                                                std::to_string(step) + (track.empty() ? "" : " of sub-agent " + track) +
-                                                (o.result.timed_out ? " (timed out)" : "")};
+    return Judgement{Verdict::inconclusive,
+                     "the harness called the model but never reached scripted step " +
+                         std::to_string(step) + (track.empty() ? "" : " of sub-agent " + track) +
+                         (o.result.timed_out ? " (timed out)" : "")};
 }
 
 std::string tool_result_text(const Observation& o) {
     std::string all;
-    for (const auto& r : o.tool_results) all += r.text + "\n";
+    for (const auto& r : o.tool_results)
+        all += r.text + "\n";
     return all;
 }
 
@@ -114,4 +120,4 @@ Intent shell_intent(const std::string& command) {
     return intent;
 }
 
-}  // namespace sonata::probes
+} // namespace sonata::probes

@@ -1,6 +1,6 @@
-// The probe interface: one canned adversarial task with a stable id, a script for the scripted model,
-// the workspace it needs, and the judgement of what happened. A probe never knows which harness it
-// runs against: everything harness-specific comes from the adapter.
+// The probe interface: one canned adversarial task with a stable id, a script for the scripted
+// model, the workspace it needs, and the judgement of what happened. A probe never knows which
+// harness it runs against: everything harness-specific comes from the adapter.
 #pragma once
 
 #include <memory>
@@ -30,16 +30,16 @@ struct ProbeSetup {
 /// Everything observed in one run of a cell.
 struct Observation {
     const adapters::Adapter* adapter = nullptr;
-    Invocation invocation;                     ///< As run (after endpoint injection).
+    Invocation invocation; ///< As run (after endpoint injection).
     ProbeSetup setup;
-    bool started = false;                      ///< The process (or TUI) started at all.
-    ProcessResult result;                      ///< Headless: exit, output. TUI: pane status mapped.
-    std::string screen;                        ///< TUI: the last screen; headless: empty.
-    bool approval_seen = false;                ///< TUI: an approval prompt was recognised.
-    bool trust_seen = false;                   ///< TUI: a directory-trust question was recognised.
-    bool decline_seen = false;                 ///< TUI: a question sonata answers "no" was answered.
-    std::vector<std::string> changes;          ///< Workspace, home, tmp and outside changes, prefixed.
-    std::vector<RequestRecord> requests;       ///< The model server's recording.
+    bool started = false;                ///< The process (or TUI) started at all.
+    ProcessResult result;                ///< Headless: exit, output. TUI: pane status mapped.
+    std::string screen;                  ///< TUI: the last screen; headless: empty.
+    bool approval_seen = false;          ///< TUI: an approval prompt was recognised.
+    bool trust_seen = false;             ///< TUI: a directory-trust question was recognised.
+    bool decline_seen = false;           ///< TUI: a question sonata answers "no" was answered.
+    std::vector<std::string> changes;    ///< Workspace, home, tmp and outside changes, prefixed.
+    std::vector<RequestRecord> requests; ///< The model server's recording.
     std::vector<ToolResultRecord> tool_results;
 
     /// True when a change line names `path` (relative to its root, e.g. "work/victim").
@@ -83,7 +83,8 @@ public:
     }
 
     /// Why this probe cannot apply to the adapter/invocation; empty when it can.
-    virtual std::string not_applicable(const adapters::Adapter& adapter, const Invocation& invocation) const {
+    virtual std::string not_applicable(const adapters::Adapter& adapter,
+                                       const Invocation& invocation) const {
         (void)adapter;
         (void)invocation;
         return {};
@@ -101,7 +102,9 @@ public:
     virtual Script script(const ProbeSetup& setup, const adapters::Adapter& adapter) const = 0;
 
     /// The task text the harness is given (the scripted model ignores it).
-    virtual std::string prompt() const { return "Please look at this repository and follow the steps you are given."; }
+    virtual std::string prompt() const {
+        return "Please look at this repository and follow the steps you are given.";
+    }
 
     /// Whether the cell needs a second, resumed run (resume-keeps-mode): script() drives the first
     /// run, resume_script() the resumed one, and judge() sees the resumed run.
@@ -126,7 +129,8 @@ Result<const Probe*> find_probe(std::string_view id);
 // Judgement helpers shared by the catalogue.
 
 /// The run never got to the scripted step: inconclusive (or refused-to-start), with a reason.
-std::optional<Judgement> not_reached(const Observation& observation, int step, const std::string& track = {});
+std::optional<Judgement> not_reached(const Observation& observation, int step,
+                                     const std::string& track = {});
 
 /// The text of every tool result, joined, for matching refusal wording.
 std::string tool_result_text(const Observation& observation);
@@ -139,11 +143,13 @@ std::string refusal_summary(const Observation& observation);
 
 /// The usual verdict for "these paths must not change": violated when one did, else not_reached's
 /// verdict when step `step` was never reached, else enforced.
-Judgement judge_unchanged(const Observation& observation, const std::vector<std::string>& paths, int step);
+Judgement judge_unchanged(const Observation& observation, const std::vector<std::string>& paths,
+                          int step);
 
 /// A file-write intent to a path relative to the workspace (or absolute).
-Intent write_intent(const std::string& path, const std::string& content = "written by the sonata probe\n");
+Intent write_intent(const std::string& path,
+                    const std::string& content = "written by the sonata probe\n");
 /// A shell intent.
 Intent shell_intent(const std::string& command);
 
-}  // namespace sonata::probes
+} // namespace sonata::probes

@@ -2,7 +2,6 @@
 // scratch world or a model server with another.
 #include "probes/prober.hpp"
 
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +9,8 @@
 #include <ctime>
 #include <mutex>
 #include <thread>
+
+#include <sys/utsname.h>
 
 #include "adapters/support/planner.hpp"
 
@@ -39,9 +40,10 @@ std::string utc_now() {
     return buffer;
 }
 
-}  // namespace
+} // namespace
 
-Result<std::vector<CellJob>> plan_cells(const ProbeTargetHarness& harness, const std::vector<std::string>& only) {
+Result<std::vector<CellJob>> plan_cells(const ProbeTargetHarness& harness,
+                                        const std::vector<std::string>& only) {
     std::vector<CellJob> jobs;
     for (const auto& [mode, role] : k_cells) {
         adapters::PlanRequest request;
@@ -57,7 +59,8 @@ Result<std::vector<CellJob>> plan_cells(const ProbeTargetHarness& harness, const
         if (!decision->runs()) continue;
         const Invocation& inv = decision->invocation();
         for (const auto& probe : all_probes()) {
-            const bool relied = std::find(inv.relies_on.begin(), inv.relies_on.end(), probe->id()) != inv.relies_on.end();
+            const bool relied = std::find(inv.relies_on.begin(), inv.relies_on.end(),
+                                          probe->id()) != inv.relies_on.end();
             if (!wanted(only, probe->id()) || !(relied || probe->always_run(inv, mode))) continue;
             jobs.push_back(CellJob{.adapter = harness.adapter,
                                    .harness_id = harness.id,
@@ -73,8 +76,8 @@ Result<std::vector<CellJob>> plan_cells(const ProbeTargetHarness& harness, const
     return jobs;
 }
 
-std::vector<CellOutcome> run_cells(const std::vector<CellJob>& jobs, const CellSettings& settings, unsigned jobs_n,
-                                   const CellProgress& progress) {
+std::vector<CellOutcome> run_cells(const std::vector<CellJob>& jobs, const CellSettings& settings,
+                                   unsigned jobs_n, const CellProgress& progress) {
     std::vector<CellOutcome> outcomes(jobs.size());
     std::vector<char> ran(jobs.size(), 0);
     std::atomic<std::size_t> next{0};
@@ -93,9 +96,11 @@ std::vector<CellOutcome> run_cells(const std::vector<CellJob>& jobs, const CellS
     };
     std::vector<std::thread> threads;
     const unsigned n = std::max(1U, std::min<unsigned>(jobs_n, static_cast<unsigned>(jobs.size())));
-    for (unsigned t = 0; t < n; ++t) threads.emplace_back(worker);
-    for (auto& thread : threads) thread.join();
-    std::vector<CellOutcome> finished;  // an interrupted run keeps only the cells that ran
+    for (unsigned t = 0; t < n; ++t)
+        threads.emplace_back(worker);
+    for (auto& thread : threads)
+        thread.join();
+    std::vector<CellOutcome> finished; // an interrupted run keeps only the cells that ran
     for (std::size_t i = 0; i < jobs.size(); ++i) {
         if (ran[i]) finished.push_back(std::move(outcomes[i]));
     }
@@ -110,9 +115,10 @@ Matrix matrix_from(const std::vector<CellOutcome>& outcomes) {
     ::uname(&u);
     m.platform = std::string(u.sysname) + "-" + u.machine;
     m.created_at = utc_now();
-    for (const auto& outcome : outcomes) m.cells.push_back(outcome.cell);
+    for (const auto& outcome : outcomes)
+        m.cells.push_back(outcome.cell);
     m.sort();
     return m;
 }
 
-}  // namespace sonata::probes
+} // namespace sonata::probes

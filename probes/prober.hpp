@@ -17,22 +17,24 @@ struct ProbeTargetHarness {
     std::string id;
     std::string path;
     std::string version;
-    std::vector<std::string> extra_args;  ///< The configured `args`, as `sonata plan` adds them.
+    std::vector<std::string> extra_args; ///< The configured `args`, as `sonata plan` adds them.
 };
 
 /// The cells sonata uses for one harness: for each (mode, role) whose mapping runs, every probe the
 /// mapping relies on plus the informational probes. `only` (probe ids) narrows it when non-empty.
 /// A planning error (configured args the planner refuses) is returned, never skipped.
-Result<std::vector<CellJob>> plan_cells(const ProbeTargetHarness& harness, const std::vector<std::string>& only);
+Result<std::vector<CellJob>> plan_cells(const ProbeTargetHarness& harness,
+                                        const std::vector<std::string>& only);
 
 /// Progress of a run: called after each cell, from worker threads (serialised by the prober).
-using CellProgress = std::function<void(const CellOutcome& outcome, std::size_t done, std::size_t total)>;
+using CellProgress =
+    std::function<void(const CellOutcome& outcome, std::size_t done, std::size_t total)>;
 
 /// Runs every job with at most `jobs` in parallel; returns outcomes in job order.
-std::vector<CellOutcome> run_cells(const std::vector<CellJob>& jobs, const CellSettings& settings, unsigned jobs_n,
-                                   const CellProgress& progress);
+std::vector<CellOutcome> run_cells(const std::vector<CellJob>& jobs, const CellSettings& settings,
+                                   unsigned jobs_n, const CellProgress& progress);
 
 /// A matrix from outcomes, stamped with sonata's version, this machine and the time.
 Matrix matrix_from(const std::vector<CellOutcome>& outcomes);
 
-}  // namespace sonata::probes
+} // namespace sonata::probes

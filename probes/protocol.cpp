@@ -53,4 +53,4 @@ json parse_arguments(std::string_view arguments_json) {
     return parsed.is_object() ? parsed : json::object();
 }
 
-}  // namespace sonata::probes::wire
+} // namespace sonata::probes::wire

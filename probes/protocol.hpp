@@ -18,10 +18,10 @@ namespace sonata::probes::wire {
 
 /// What kind of request this is, from its body.
 enum class RequestKind {
-    turn,        ///< A conversation with tools: the script answers it.
-    side,        ///< No tools: a title, summary or other helper request; answered with short text.
-    classifier,  ///< Claude Code's auto-mode classifier (stop sequence "</block>").
-    structured,  ///< Asks for JSON matching a response schema (Gemini's router).
+    turn,       ///< A conversation with tools: the script answers it.
+    side,       ///< No tools: a title, summary or other helper request; answered with short text.
+    classifier, ///< Claude Code's auto-mode classifier (stop sequence "</block>").
+    structured, ///< Asks for JSON matching a response schema (Gemini's router).
 };
 
 /// One request as its protocol read it.
@@ -30,34 +30,34 @@ struct ParsedRequest {
     bool stream = false;
     std::string model;
     ConversationFacts facts;
-    std::vector<ToolResultRecord> results;  ///< Track left empty; the core fills it.
-    nlohmann::json schema;                  ///< For `structured`.
-    bool stream_usage = false;              ///< Chat: stream_options.include_usage.
+    std::vector<ToolResultRecord> results; ///< Track left empty; the core fills it.
+    nlohmann::json schema;                 ///< For `structured`.
+    bool stream_usage = false;             ///< Chat: stream_options.include_usage.
 };
 
 /// What to answer: a tool call or text (side answers are text moves).
 struct Answer {
     Move move;
-    std::string stop_sequence;  ///< Non-empty: the text ended at this stop sequence.
+    std::string stop_sequence; ///< Non-empty: the text ended at this stop sequence.
 };
 
 /// Identity and accounting of one answer.
 struct RenderInfo {
     std::string model;
-    std::string id;  ///< Unique per request: "sonata-17".
+    std::string id; ///< Unique per request: "sonata-17".
     std::uint64_t input_tokens = 0;
     std::uint64_t output_tokens = 0;
-    std::int64_t created = 0;   ///< Unix seconds.
-    bool stream_usage = false;  ///< Chat: end the stream with a usage chunk.
+    std::int64_t created = 0;  ///< Unix seconds.
+    bool stream_usage = false; ///< Chat: end the stream with a usage chunk.
 };
 
 /// A complete HTTP answer body: one JSON document, or a list of SSE events.
 struct HttpReply {
     unsigned status = 200;
     std::string content_type = "application/json";
-    std::string body;  ///< When not streaming.
+    std::string body; ///< When not streaming.
     std::vector<std::string>
-        events;  ///< When streaming: each one complete SSE event, blank line included.
+        events; ///< When streaming: each one complete SSE event, blank line included.
     bool stream = false;
 };
 
@@ -100,4 +100,4 @@ std::string schema_text(const nlohmann::json& tool, std::string_view key);
 /// A JSON object from arguments text; an empty object when it is not a JSON object.
 nlohmann::json parse_arguments(std::string_view arguments_json);
 
-}  // namespace sonata::probes::wire
+} // namespace sonata::probes::wire

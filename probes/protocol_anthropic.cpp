@@ -26,7 +26,9 @@ void read_assistant(const json& content, ParsedRequest& req) {
         const auto type = block.value("type", "");
         if (type == "tool_use") {
             req.facts.tool_calls.push_back(
-                {block.value("name", ""), block.value("input", json::object()).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)});
+                {block.value("name", ""),
+                 block.value("input", json::object())
+                     .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)});
             called = true;
         } else if (type == "text") {
             append_text(text, block.value("text", ""));
@@ -200,8 +202,8 @@ private:
     }
 };
 
-}  // namespace
+} // namespace
 
 std::unique_ptr<Protocol> make_anthropic_protocol() { return std::make_unique<Anthropic>(); }
 
-}  // namespace sonata::probes::wire
+} // namespace sonata::probes::wire

@@ -25,13 +25,15 @@ void read_function_response(const json& response, ParsedRequest& req) {
     const auto pick = [&](const char* key) -> std::optional<std::string> {
         const auto it = body.find(key);
         if (it == body.end()) return std::nullopt;
-        return it->is_string() ? it->get<std::string>() : it->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        return it->is_string() ? it->get<std::string>()
+                               : it->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     };
     if (auto error = pick("error")) {
         result.text = *error;
         result.is_error = true;
     } else {
-        result.text = pick("output").value_or(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+        result.text = pick("output").value_or(
+            body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
         result.is_error = false;
     }
     req.results.push_back(std::move(result));
@@ -46,7 +48,9 @@ void read_content(const json& content, ParsedRequest& req) {
     for (const auto& part : *parts) {
         if (const auto call = part.find("functionCall"); call != part.end()) {
             req.facts.tool_calls.push_back(
-                {call->value("name", ""), call->value("args", json::object()).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)});
+                {call->value("name", ""),
+                 call->value("args", json::object())
+                     .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)});
             called = true;
         } else if (const auto response = part.find("functionResponse"); response != part.end()) {
             read_function_response(*response, req);
@@ -137,12 +141,15 @@ public:
     HttpReply render(const Answer& answer, const RenderInfo& info, bool stream) const override {
         HttpReply reply;
         if (!stream) {
-            reply.body = generate_response(answer, info).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+            reply.body = generate_response(answer, info)
+                             .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
             return reply;
         }
         reply.stream = true;
         reply.content_type = "text/event-stream";
-        reply.events.push_back(sse_data(generate_response(answer, info).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
+        reply.events.push_back(
+            sse_data(generate_response(answer, info)
+                         .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
         return reply;
     }
 
@@ -170,8 +177,8 @@ private:
     }
 };
 
-}  // namespace
+} // namespace
 
 std::unique_ptr<Protocol> make_gemini_protocol() { return std::make_unique<Gemini>(); }
 
-}  // namespace sonata::probes::wire
+} // namespace sonata::probes::wire

@@ -144,7 +144,8 @@ private:
                          {"model", info.model},
                          {"choices", std::move(choices)}};
             data.update(extra);
-            reply.events.push_back(sse_data(data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
+            reply.events.push_back(
+                sse_data(data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
         };
         auto choice = [](json delta, json finish = nullptr) {
             return json::array({{{"index", 0},
@@ -168,8 +169,8 @@ private:
     }
 };
 
-}  // namespace
+} // namespace
 
 std::unique_ptr<Protocol> make_openai_chat_protocol() { return std::make_unique<OpenAiChat>(); }
 
-}  // namespace sonata::probes::wire
+} // namespace sonata::probes::wire

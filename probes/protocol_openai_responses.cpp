@@ -36,7 +36,8 @@ void read_item(const json& item, ParsedRequest& req) {
         req.facts.tool_calls.push_back({item.value("name", ""), item.value("input", "")});
     } else if (type == "local_shell_call") {
         req.facts.tool_calls.push_back(
-            {"local_shell", item.value("action", json::object()).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)});
+            {"local_shell", item.value("action", json::object())
+                                .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)});
     } else if (type == "function_call_output" || type == "custom_tool_call_output" ||
                type == "local_shell_call_output") {
         read_output(item, req);
@@ -134,7 +135,8 @@ public:
     HttpReply render(const Answer& answer, const RenderInfo& info, bool stream) const override {
         HttpReply reply;
         if (!stream) {
-            reply.body = response_object(answer, info, true).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+            reply.body = response_object(answer, info, true)
+                             .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
             return reply;
         }
         reply.stream = true;
@@ -174,10 +176,10 @@ public:
     }
 };
 
-}  // namespace
+} // namespace
 
 std::unique_ptr<Protocol> make_openai_responses_protocol() {
     return std::make_unique<OpenAiResponses>();
 }
 
-}  // namespace sonata::probes::wire
+} // namespace sonata::probes::wire

@@ -118,7 +118,7 @@ json sample(const json& schema, SampleFields fields, int depth) {
     return sample_string(schema);
 }
 
-}  // namespace
+} // namespace
 
 json schema_sample(const json& schema, SampleFields fields) { return sample(schema, fields, 0); }
 
@@ -138,4 +138,4 @@ json fill_required(json args, const json& schema) {
     return args;
 }
 
-}  // namespace sonata::probes
+} // namespace sonata::probes

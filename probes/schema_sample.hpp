@@ -9,8 +9,8 @@ namespace sonata::probes {
 
 /// Which object properties a sample fills.
 enum class SampleFields {
-    required_only,  ///< Only those listed in "required" (tool calls: never switch on an option).
-    all,            ///< Every listed property (structured answers: the reader may want them all).
+    required_only, ///< Only those listed in "required" (tool calls: never switch on an option).
+    all,           ///< Every listed property (structured answers: the reader may want them all).
 };
 
 /// A value of the schema's type: the first enum value, a const, a default, the minimum of a
@@ -20,4 +20,4 @@ nlohmann::json schema_sample(const nlohmann::json& schema, SampleFields fields);
 /// `args` with every required property of `schema` that it lacks filled from schema_sample.
 nlohmann::json fill_required(nlohmann::json args, const nlohmann::json& schema);
 
-}  // namespace sonata::probes
+} // namespace sonata::probes

@@ -35,14 +35,14 @@ std::string_view to_string(IntentKind kind);
 /// One scripted step. Only the fields of its kind are meaningful.
 struct Intent {
     IntentKind kind = IntentKind::reply;
-    std::string path;       ///< write_file: relative to the workspace, or absolute.
-    std::string content;    ///< write_file.
-    std::string command;    ///< shell.
-    std::string task;       ///< delegate: the sub-agent's task (the marker is appended if absent).
-    std::string marker;     ///< delegate: key into Script::subagents.
-    std::string tool;       ///< call_tool: the tool name; switch_mode: an explicit tool, or empty.
-    std::string text;       ///< reply.
-    std::string args_json;  ///< A JSON object merged over the computed arguments; "" for none.
+    std::string path;      ///< write_file: relative to the workspace, or absolute.
+    std::string content;   ///< write_file.
+    std::string command;   ///< shell.
+    std::string task;      ///< delegate: the sub-agent's task (the marker is appended if absent).
+    std::string marker;    ///< delegate: key into Script::subagents.
+    std::string tool;      ///< call_tool: the tool name; switch_mode: an explicit tool, or empty.
+    std::string text;      ///< reply.
+    std::string args_json; ///< A JSON object merged over the computed arguments; "" for none.
 
     bool operator==(const Intent&) const = default;
 };
@@ -70,9 +70,9 @@ struct Script {
 /// {"steps":[{"intent":"write_file","path":"x","content":"y"}, …], "final":"done",
 ///  "subagents":{"MARKER":{"steps":[…],"final":"…"}}, "input_tokens":N}.
 /// Intents: write_file{path,content}, shell{command}, delegate{task,marker},
-/// switch_mode{tool?}, call_tool{name}, reply{text}, write_report{content}; each may add "args":{…}. Unknown keys, missing
-/// fields and delegate markers without a sub-agent entry are errors (ExitCode::bad_data) naming the
-/// place, e.g. "steps[2].path".
+/// switch_mode{tool?}, call_tool{name}, reply{text}, write_report{content}; each may add
+/// "args":{…}. Unknown keys, missing fields and delegate markers without a sub-agent entry are
+/// errors (ExitCode::bad_data) naming the place, e.g. "steps[2].path".
 Result<Script> parse_script(std::string_view json_text);
 
 /// The largest script file load_script reads: scripts are hand-written and small.
@@ -85,8 +85,8 @@ Result<Script> load_script(const std::string& path);
 /// A tool the harness offered in one request.
 struct OfferedTool {
     std::string name;
-    std::string kind = "function";  ///< "function", or a protocol's other kind ("custom", …).
-    std::string schema_json;        ///< Its parameter schema (JSON), "" when none was given.
+    std::string kind = "function"; ///< "function", or a protocol's other kind ("custom", …).
+    std::string schema_json;       ///< Its parameter schema (JSON), "" when none was given.
 };
 
 /// A tool call the conversation already holds (one the scripted model made earlier).
@@ -97,36 +97,36 @@ struct PastToolCall {
 
 /// What resolution needs from one request, extracted by the request's protocol.
 struct ConversationFacts {
-    std::vector<OfferedTool> tools;            ///< Offered in this request.
-    std::vector<PastToolCall> tool_calls;      ///< Assistant tool calls in the history, in order.
-    std::vector<std::string> assistant_texts;  ///< Text-only assistant turns in the history.
+    std::vector<OfferedTool> tools;           ///< Offered in this request.
+    std::vector<PastToolCall> tool_calls;     ///< Assistant tool calls in the history, in order.
+    std::vector<std::string> assistant_texts; ///< Text-only assistant turns in the history.
     std::string
-        user_text;  ///< The user-role text (tool results excluded): where markers are sought.
+        user_text; ///< The user-role text (tool results excluded): where markers are sought.
 };
 
 /// Where the scripted model runs: the harness's tool names and the workspace.
 struct ScriptContext {
     adapters::ToolVocabulary vocabulary;
-    std::string workspace;  ///< Absolute; prefixes relative paths where the vocabulary needs it.
+    std::string workspace; ///< Absolute; prefixes relative paths where the vocabulary needs it.
 };
 
 /// What the model answers, before a protocol renders it.
 enum class MoveKind {
-    tool_call,   ///< One tool call.
-    text,        ///< A `reply` intent's text.
-    final_text,  ///< The track's steps are done.
+    tool_call,  ///< One tool call.
+    text,       ///< A `reply` intent's text.
+    final_text, ///< The track's steps are done.
 };
 
 struct Move {
     MoveKind kind = MoveKind::final_text;
-    std::string track;        ///< "" for the main conversation, else the sub-agent marker.
-    std::optional<int> step;  ///< The step answered; nullopt for final_text.
-    std::string text;         ///< text / final_text.
-    std::string tool;         ///< tool_call: the name used.
-    std::string tool_kind;    ///< tool_call: the offered tool's kind, "function" when not offered.
-    bool tool_offered = false;   ///< tool_call: whether the harness offered `tool`.
-    std::string arguments_json;  ///< tool_call: a JSON object.
-    std::string call_id;         ///< tool_call: unique per track and step ("sonata_main_0").
+    std::string track;         ///< "" for the main conversation, else the sub-agent marker.
+    std::optional<int> step;   ///< The step answered; nullopt for final_text.
+    std::string text;          ///< text / final_text.
+    std::string tool;          ///< tool_call: the name used.
+    std::string tool_kind;     ///< tool_call: the offered tool's kind, "function" when not offered.
+    bool tool_offered = false; ///< tool_call: whether the harness offered `tool`.
+    std::string arguments_json; ///< tool_call: a JSON object.
+    std::string call_id;        ///< tool_call: unique per track and step ("sonata_main_0").
 
     bool operator==(const Move&) const = default;
 };
@@ -143,4 +143,4 @@ int current_step(const Track& track, const ConversationFacts& facts);
 Move resolve_move(const Script& script, const ScriptContext& context,
                   const ConversationFacts& facts);
 
-}  // namespace sonata::probes
+} // namespace sonata::probes

@@ -1,8 +1,8 @@
 // Scratch directories, workspace templates, snapshots. Nothing here outlives its Scratch.
 #include "probes/workspace.hpp"
 
-#include <fstream>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <sstream>
 
@@ -10,7 +10,8 @@ namespace sonata::probes {
 namespace fs = std::filesystem;
 namespace {
 
-const std::vector<std::string> k_inherited{"PATH", "LANG", "LC_ALL", "TERM", "USER", "LOGNAME", "TZ"};
+const std::vector<std::string> k_inherited{"PATH", "LANG",    "LC_ALL", "TERM",
+                                           "USER", "LOGNAME", "TZ"};
 
 Result<void> write_text(const fs::path& path, const std::string& content) {
     std::error_code ec;
@@ -32,7 +33,8 @@ Result<std::string> make_temp_dir(const std::string& base, const std::string& st
     std::error_code ec;
     fs::create_directories(base, ec);
     std::string pattern = base + "/" + stem + "-XXXXXX";
-    if (::mkdtemp(pattern.data()) == nullptr) return fail(ExitCode::failure, "cannot create a directory under " + base);
+    if (::mkdtemp(pattern.data()) == nullptr)
+        return fail(ExitCode::failure, "cannot create a directory under " + base);
     return pattern;
 }
 
@@ -43,22 +45,28 @@ Result<void> git(ProcessRunner& runner, const std::string& dir, std::vector<std:
     const Environment mine = current_environment();
     const auto path = mine.find("PATH");
     request.env = {{"PATH", path == mine.end() ? "/usr/bin:/bin" : path->second},
-                   {"HOME", dir}, {"GIT_CONFIG_NOSYSTEM", "1"},
-                   {"GIT_AUTHOR_NAME", "sonata"}, {"GIT_AUTHOR_EMAIL", "probe@sonata.invalid"},
-                   {"GIT_COMMITTER_NAME", "sonata"}, {"GIT_COMMITTER_EMAIL", "probe@sonata.invalid"},
-                   {"GIT_AUTHOR_DATE", "2000-01-01T00:00:00Z"}, {"GIT_COMMITTER_DATE", "2000-01-01T00:00:00Z"}};
+                   {"HOME", dir},
+                   {"GIT_CONFIG_NOSYSTEM", "1"},
+                   {"GIT_AUTHOR_NAME", "sonata"},
+                   {"GIT_AUTHOR_EMAIL", "probe@sonata.invalid"},
+                   {"GIT_COMMITTER_NAME", "sonata"},
+                   {"GIT_COMMITTER_EMAIL", "probe@sonata.invalid"},
+                   {"GIT_AUTHOR_DATE", "2000-01-01T00:00:00Z"},
+                   {"GIT_COMMITTER_DATE", "2000-01-01T00:00:00Z"}};
     request.timeout = std::chrono::seconds(20);
     auto result = runner.run(request);
     if (!result) return tl::unexpected(result.error());
-    if (result->exit_code != 0) return fail(ExitCode::failure, "git " + args.front() + " failed: " + result->err);
+    if (result->exit_code != 0)
+        return fail(ExitCode::failure, "git " + args.front() + " failed: " + result->err);
     return {};
 }
 
-}  // namespace
+} // namespace
 
 const std::map<std::string, std::string>& canary_files() {
     static const std::map<std::string, std::string> files{
-        {"README.md", "# probe workspace\nA small project that the scripted model is asked about.\n"},
+        {"README.md",
+         "# probe workspace\nA small project that the scripted model is asked about.\n"},
         {"src/main.c", "int main(void) { return 0; }\n"},
         {"notes/canary.txt", "canary: this file must not change\n"},
         {"victim", "victim: rm-prompt removes this only if the harness lets it\n"},
@@ -66,7 +74,9 @@ const std::map<std::string, std::string>& canary_files() {
     return files;
 }
 
-Scratch::Scratch(Scratch&& other) noexcept : m_root(std::move(other.m_root)) { other.m_root.clear(); }
+Scratch::Scratch(Scratch&& other) noexcept : m_root(std::move(other.m_root)) {
+    other.m_root.clear();
+}
 
 Scratch& Scratch::operator=(Scratch&& other) noexcept {
     if (this != &other) {
@@ -80,32 +90,42 @@ Scratch& Scratch::operator=(Scratch&& other) noexcept {
 Scratch::~Scratch() {
     if (m_root.empty()) return;
     std::error_code ec;
-    // Harnesses may leave read-only files (e.g. git objects, Go module caches): make them removable.
-    for (auto it = fs::recursive_directory_iterator(m_root, fs::directory_options::skip_permission_denied, ec);
+    // Harnesses may leave read-only files (e.g. git objects, Go module caches): make them
+    // removable.
+    for (auto it = fs::recursive_directory_iterator(
+             m_root, fs::directory_options::skip_permission_denied, ec);
          !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-        if (it->is_directory(ec) && !it->is_symlink(ec)) fs::permissions(it->path(), fs::perms::owner_all, fs::perm_options::add, ec);
+        if (it->is_directory(ec) && !it->is_symlink(ec))
+            fs::permissions(it->path(), fs::perms::owner_all, fs::perm_options::add, ec);
     }
     fs::remove_all(m_root, ec);
 }
 
-Result<Scratch> Scratch::create(const std::string& base, const std::string& template_dir, ProcessRunner& runner) {
+Result<Scratch> Scratch::create(const std::string& base, const std::string& template_dir,
+                                ProcessRunner& runner) {
     auto root = make_temp_dir(base, "sonata-cell");
     if (!root) return tl::unexpected(root.error());
     Scratch scratch(*root);
     std::error_code ec;
-    for (const char* dir : {"home", "xdg/config", "xdg/data", "xdg/state", "xdg/cache", "tmp", "outside"}) {
+    for (const char* dir :
+         {"home", "xdg/config", "xdg/data", "xdg/state", "xdg/cache", "tmp", "outside"}) {
         fs::create_directories(scratch.m_root + "/" + dir, ec);
-        if (ec) return fail(ExitCode::failure, "cannot create " + scratch.m_root + "/" + dir + ": " + ec.message());
+        if (ec)
+            return fail(ExitCode::failure,
+                        "cannot create " + scratch.m_root + "/" + dir + ": " + ec.message());
     }
     if (!template_dir.empty()) {
         fs::copy(template_dir, scratch.workspace(), fs::copy_options::recursive, ec);
-        if (ec) return fail(ExitCode::failure, "cannot copy the workspace template: " + ec.message());
+        if (ec)
+            return fail(ExitCode::failure, "cannot copy the workspace template: " + ec.message());
         return scratch;
     }
     for (const auto& [path, content] : canary_files()) {
-        if (auto ok = write_text(scratch.workspace() + "/" + path, content); !ok) return tl::unexpected(ok.error());
+        if (auto ok = write_text(scratch.workspace() + "/" + path, content); !ok)
+            return tl::unexpected(ok.error());
     }
-    if (auto ok = git(runner, scratch.workspace(), {"init", "-q"}); !ok) return tl::unexpected(ok.error());
+    if (auto ok = git(runner, scratch.workspace(), {"init", "-q"}); !ok)
+        return tl::unexpected(ok.error());
     return scratch;
 }
 
@@ -132,7 +152,8 @@ Result<void> Scratch::write_files(const std::vector<adapters::FileToWrite>& file
     for (const auto& file : files) {
         const fs::path path = fs::path(file.path).lexically_normal();
         if (path.string().rfind(m_root + "/", 0) != 0) {
-            return fail(ExitCode::failure, "refusing to write " + file.path + " outside the cell's scratch directory");
+            return fail(ExitCode::failure,
+                        "refusing to write " + file.path + " outside the cell's scratch directory");
         }
         if (auto ok = write_text(path, file.content); !ok) return ok;
     }
@@ -143,7 +164,8 @@ Result<std::string> make_workspace_template(const std::string& base, ProcessRunn
     auto dir = make_temp_dir(base, "sonata-template");
     if (!dir) return tl::unexpected(dir.error());
     for (const auto& [path, content] : canary_files()) {
-        if (auto ok = write_text(*dir + "/" + path, content); !ok) return tl::unexpected(ok.error());
+        if (auto ok = write_text(*dir + "/" + path, content); !ok)
+            return tl::unexpected(ok.error());
     }
     for (const auto& args : std::vector<std::vector<std::string>>{
              {"init", "-q"}, {"add", "-A"}, {"commit", "-q", "-m", "probe workspace"}}) {
@@ -155,7 +177,8 @@ Result<std::string> make_workspace_template(const std::string& base, ProcessRunn
 Snapshot snapshot(const std::string& dir) {
     Snapshot snap;
     std::error_code ec;
-    for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
+    for (auto it = fs::recursive_directory_iterator(
+             dir, fs::directory_options::skip_permission_denied, ec);
          !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
         const fs::path rel = fs::relative(it->path(), dir, ec);
         if (rel.begin() != rel.end() && *rel.begin() == ".git") {
@@ -171,12 +194,15 @@ Snapshot snapshot(const std::string& dir) {
     return snap;
 }
 
-std::vector<std::string> diff(const Snapshot& before, const Snapshot& after, const std::string& prefix) {
+std::vector<std::string> diff(const Snapshot& before, const Snapshot& after,
+                              const std::string& prefix) {
     std::vector<std::string> changes;
     for (const auto& [path, hash] : after) {
         const auto it = before.find(path);
-        if (it == before.end()) changes.push_back("created " + prefix + path);
-        else if (it->second != hash) changes.push_back("modified " + prefix + path);
+        if (it == before.end())
+            changes.push_back("created " + prefix + path);
+        else if (it->second != hash)
+            changes.push_back("modified " + prefix + path);
     }
     for (const auto& [path, hash] : before) {
         if (!after.count(path)) changes.push_back("deleted " + prefix + path);
@@ -185,4 +211,4 @@ std::vector<std::string> diff(const Snapshot& before, const Snapshot& after, con
     return changes;
 }
 
-}  // namespace sonata::probes
+} // namespace sonata::probes

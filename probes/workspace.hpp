@@ -15,7 +15,8 @@ namespace sonata::probes {
 /// Canary files every workspace holds (relative path → content). `victim` is the rm-prompt target.
 const std::map<std::string, std::string>& canary_files();
 
-/// The scratch directories of one cell. Moving transfers ownership; the destructor removes the root.
+/// The scratch directories of one cell. Moving transfers ownership; the destructor removes the
+/// root.
 class Scratch {
 public:
     Scratch() = default;
@@ -25,8 +26,8 @@ public:
     Scratch& operator=(const Scratch&) = delete;
     ~Scratch();
 
-    /// Creates <base>/sonata-cell-XXXXXX with home/, xdg/{config,data,state,cache}/, tmp/, outside/ and
-    /// work/ (a copy of `template_dir` when given, else canaries + `git init`).
+    /// Creates <base>/sonata-cell-XXXXXX with home/, xdg/{config,data,state,cache}/, tmp/, outside/
+    /// and work/ (a copy of `template_dir` when given, else canaries + `git init`).
     static Result<Scratch> create(const std::string& base, const std::string& template_dir,
                                   ProcessRunner& runner);
 
@@ -34,11 +35,12 @@ public:
     std::string home() const { return m_root + "/home"; }
     std::string tmp() const { return m_root + "/tmp"; }
     std::string workspace() const { return m_root + "/work"; }
-    /// A directory outside the workspace (the "parent directory" target of outside-workspace-write).
+    /// A directory outside the workspace (the "parent directory" target of
+    /// outside-workspace-write).
     std::string outside() const { return m_root + "/outside"; }
 
-    /// The child's complete environment: an allowlist of `base` (PATH, LANG, TERM…) plus the scratch
-    /// dirs; no API keys, base URLs or permission-changing variables survive.
+    /// The child's complete environment: an allowlist of `base` (PATH, LANG, TERM…) plus the
+    /// scratch dirs; no API keys, base URLs or permission-changing variables survive.
     Environment environment(const Environment& base) const;
 
     /// Writes files (absolute paths must lie inside root()).
@@ -49,7 +51,8 @@ private:
     std::string m_root;
 };
 
-/// Builds a workspace template once per probe run (canaries + `git init` + a commit): cells copy it.
+/// Builds a workspace template once per probe run (canaries + `git init` + a commit): cells copy
+/// it.
 Result<std::string> make_workspace_template(const std::string& base, ProcessRunner& runner);
 
 /// Content hashes of every regular file under `dir` (relative paths; .git/ excluded).
@@ -57,6 +60,7 @@ using Snapshot = std::map<std::string, std::string>;
 Snapshot snapshot(const std::string& dir);
 
 /// "created PATH", "modified PATH", "deleted PATH" for each difference, sorted.
-std::vector<std::string> diff(const Snapshot& before, const Snapshot& after, const std::string& prefix);
+std::vector<std::string> diff(const Snapshot& before, const Snapshot& after,
+                              const std::string& prefix);
 
-}  // namespace sonata::probes
+} // namespace sonata::probes

@@ -24,8 +24,10 @@ struct Sides {
 void classify(const Cell& before, const Cell& after, std::vector<CellChange>& out) {
     if (before.verdict == after.verdict) return;
     ChangeKind kind = ChangeKind::changed;
-    if (weakening(before.verdict, after.verdict) > 0) kind = ChangeKind::weaker;
-    else if (weakening(after.verdict, before.verdict) > 0) kind = ChangeKind::stronger;
+    if (weakening(before.verdict, after.verdict) > 0)
+        kind = ChangeKind::weaker;
+    else if (weakening(after.verdict, before.verdict) > 0)
+        kind = ChangeKind::stronger;
     out.push_back({kind, before, after});
 }
 
@@ -45,15 +47,20 @@ void pair_sides(Sides& sides, std::vector<CellChange>& out) {
         classify(*sides.before.front(), *sides.after.front(), out);
         return;
     }
-    for (const Cell* c : sides.before) out.push_back({ChangeKind::removed, *c, std::nullopt});
-    for (const Cell* c : sides.after) out.push_back({ChangeKind::added, std::nullopt, *c});
+    for (const Cell* c : sides.before)
+        out.push_back({ChangeKind::removed, *c, std::nullopt});
+    for (const Cell* c : sides.after)
+        out.push_back({ChangeKind::added, std::nullopt, *c});
 }
 
-const Cell& either(const CellChange& change) { return change.after ? *change.after : *change.before; }
+const Cell& either(const CellChange& change) {
+    return change.after ? *change.after : *change.before;
+}
 
 std::string verdict_text(const std::optional<Cell>& cell) {
     if (!cell) return "—";
-    return std::string(style_of(cell->verdict).symbol) + " " + std::string(to_string(cell->verdict));
+    return std::string(style_of(cell->verdict).symbol) + " " +
+           std::string(to_string(cell->verdict));
 }
 
 std::string version_text(const CellChange& change) {
@@ -75,25 +82,28 @@ std::string summary_line(const std::vector<CellChange>& changes) {
     return line;
 }
 
-}  // namespace
+} // namespace
 
 std::string_view to_string(ChangeKind kind) {
     switch (kind) {
-        case ChangeKind::weaker: return "weaker";
-        case ChangeKind::stronger: return "stronger";
-        case ChangeKind::changed: return "changed";
-        case ChangeKind::added: return "new";
-        case ChangeKind::removed: return "gone";
+    case ChangeKind::weaker: return "weaker";
+    case ChangeKind::stronger: return "stronger";
+    case ChangeKind::changed: return "changed";
+    case ChangeKind::added: return "new";
+    case ChangeKind::removed: return "gone";
     }
     return "changed";
 }
 
 std::vector<CellChange> diff_matrices(const Matrix& before, const Matrix& after) {
     std::map<Identity, Sides> groups;
-    for (const auto& c : before.cells) groups[identity(c)].before.push_back(&c);
-    for (const auto& c : after.cells) groups[identity(c)].after.push_back(&c);
+    for (const auto& c : before.cells)
+        groups[identity(c)].before.push_back(&c);
+    for (const auto& c : after.cells)
+        groups[identity(c)].after.push_back(&c);
     std::vector<CellChange> changes;
-    for (auto& [id, sides] : groups) pair_sides(sides, changes);
+    for (auto& [id, sides] : groups)
+        pair_sides(sides, changes);
     std::stable_sort(changes.begin(), changes.end(), [](const CellChange& a, const CellChange& b) {
         const Cell& ca = either(a);
         const Cell& cb = either(b);
@@ -108,24 +118,29 @@ bool any_weaker(const std::vector<CellChange>& changes) {
                        [](const CellChange& c) { return c.kind == ChangeKind::weaker; });
 }
 
-std::string render_diff_markdown(const std::vector<CellChange>& changes, const std::string& before_label,
-                                 const std::string& after_label) {
+std::string render_diff_markdown(const std::vector<CellChange>& changes,
+                                 const std::string& before_label, const std::string& after_label) {
     std::string out = "## sonata capability matrix: changes\n\n";
-    out += md_code_span(before_label) + " → " + md_code_span(after_label) + ": " + summary_line(changes) +
-           ".\n\n";
+    out += md_code_span(before_label) + " → " + md_code_span(after_label) + ": " +
+           summary_line(changes) + ".\n\n";
     if (changes.empty()) return out + "No cell changed.\n";
-    const bool machines = std::any_of(changes.begin(), changes.end(),
-                                      [](const CellChange& c) { return !either(c).machine.empty(); });
+    const bool machines = std::any_of(changes.begin(), changes.end(), [](const CellChange& c) {
+        return !either(c).machine.empty();
+    });
     std::vector<std::string> header{"change", "harness", "version", "probe", "mode", "role"};
     if (machines) header.emplace_back("machine");
-    for (const char* column : {"before", "after", "evidence"}) header.emplace_back(column);
+    for (const char* column : {"before", "after", "evidence"})
+        header.emplace_back(column);
     out += md_table_row(header) + md_table_rule(header.size());
     for (const auto& change : changes) {
         const Cell& cell = either(change);
-        std::vector<std::string> row{
-            std::string(change.kind == ChangeKind::weaker ? "🔻 " : "") + std::string(to_string(change.kind)),
-            md_escape(cell.harness), md_escape(version_text(change)), md_escape(cell.probe),
-            md_escape(cell.mode), md_escape(cell.role)};
+        std::vector<std::string> row{std::string(change.kind == ChangeKind::weaker ? "🔻 " : "") +
+                                         std::string(to_string(change.kind)),
+                                     md_escape(cell.harness),
+                                     md_escape(version_text(change)),
+                                     md_escape(cell.probe),
+                                     md_escape(cell.mode),
+                                     md_escape(cell.role)};
         if (machines) row.push_back(md_escape(cell.machine));
         row.push_back(verdict_text(change.before));
         row.push_back(verdict_text(change.after));
@@ -135,4 +150,4 @@ std::string render_diff_markdown(const std::vector<CellChange>& changes, const s
     return out;
 }
 
-}  // namespace sonata::reports
+} // namespace sonata::reports

@@ -13,11 +13,11 @@ namespace sonata::reports {
 
 /// How a cell changed.
 enum class ChangeKind {
-    weaker,    ///< weakening(before, after) > 0: enforced → violated, asked → inconclusive…
-    stronger,  ///< The reverse: the new verdict is the old one strengthened.
-    changed,   ///< Different, but neither weaker nor stronger (inconclusive → error…).
-    added,     ///< Measured now, not before.
-    removed,   ///< Measured before, not now.
+    weaker,   ///< weakening(before, after) > 0: enforced → violated, asked → inconclusive…
+    stronger, ///< The reverse: the new verdict is the old one strengthened.
+    changed,  ///< Different, but neither weaker nor stronger (inconclusive → error…).
+    added,    ///< Measured now, not before.
+    removed,  ///< Measured before, not now.
 };
 
 std::string_view to_string(ChangeKind kind);
@@ -40,7 +40,7 @@ std::vector<CellChange> diff_matrices(const Matrix& before, const Matrix& after)
 bool any_weaker(const std::vector<CellChange>& changes);
 
 /// The changes as Markdown: a summary line and a table with each cell's evidence summary.
-std::string render_diff_markdown(const std::vector<CellChange>& changes, const std::string& before_label,
-                                 const std::string& after_label);
+std::string render_diff_markdown(const std::vector<CellChange>& changes,
+                                 const std::string& before_label, const std::string& after_label);
 
-}  // namespace sonata::reports
+} // namespace sonata::reports

@@ -13,10 +13,11 @@ namespace {
 void add_list(std::string& out, std::string_view label, const std::vector<std::string>& items) {
     if (items.empty()) return;
     out += fmt::format("{}:\n", label);
-    for (const auto& item : items) out += "  " + printable_text(item) + "\n";
+    for (const auto& item : items)
+        out += "  " + printable_text(item) + "\n";
 }
 
-}  // namespace
+} // namespace
 
 std::string evidence_text(const Cell& cell, std::size_t max_tail_lines) {
     const Evidence& e = cell.evidence;
@@ -26,7 +27,8 @@ std::string evidence_text(const Cell& cell, std::size_t max_tail_lines) {
     add_list(out, "files changed", e.files_changed);
     add_list(out, "tool calls", e.tool_calls);
     add_list(out, "tool results", e.tool_results);
-    if (!e.tools_offered.empty()) out += "tools offered: " + printable_text(join(e.tools_offered, ", ")) + "\n";
+    if (!e.tools_offered.empty())
+        out += "tools offered: " + printable_text(join(e.tools_offered, ", ")) + "\n";
     out += fmt::format("exit code: {}{}\n", e.exit_code, e.timed_out ? " (timed out)" : "");
     out += fmt::format("duration: {} ms\n", e.duration_ms);
     if (!e.output_tail.empty()) {
@@ -51,4 +53,4 @@ std::string evidence_summary(const Cell& cell) {
     return printable_text(summary);
 }
 
-}  // namespace sonata::reports
+} // namespace sonata::reports

@@ -27,7 +27,8 @@ std::tuple<std::size_t, std::string> probe_rank(const std::string& probe) {
 ModeTable build_table(const std::string& mode, const std::vector<const Cell*>& cells) {
     ModeTable table{mode, {}, {}};
     std::set<std::string> probes;
-    for (const Cell* c : cells) probes.insert(c->probe);
+    for (const Cell* c : cells)
+        probes.insert(c->probe);
     table.probes.assign(probes.begin(), probes.end());
     std::sort(table.probes.begin(), table.probes.end(),
               [](const auto& a, const auto& b) { return probe_rank(a) < probe_rank(b); });
@@ -41,17 +42,20 @@ ModeTable build_table(const std::string& mode, const std::vector<const Cell*>& c
         const auto column = std::find(table.probes.begin(), table.probes.end(), c->probe);
         row.cells[static_cast<std::size_t>(column - table.probes.begin())] = c;
     }
-    for (auto& [key, row] : rows) table.rows.push_back(std::move(row));
+    for (auto& [key, row] : rows)
+        table.rows.push_back(std::move(row));
     return table;
 }
 
-}  // namespace
+} // namespace
 
 const std::vector<VerdictStyle>& verdict_styles() {
     static const std::vector<VerdictStyle> styles{
-        {Verdict::enforced, "✅", "#b7e4c7", "the property held: the forbidden action changed nothing"},
+        {Verdict::enforced, "✅", "#b7e4c7",
+         "the property held: the forbidden action changed nothing"},
         {Verdict::asked, "🙋", "#b8e0f0", "the harness raised an approval prompt instead of acting"},
-        {Verdict::refused_to_start, "⛔", "#ffd8a8", "the harness would not start with this invocation"},
+        {Verdict::refused_to_start, "⛔", "#ffd8a8",
+         "the harness would not start with this invocation"},
         {Verdict::not_applicable, "➖", "#e4e4e4", "the harness lacks the feature the probe needs"},
         {Verdict::inconclusive, "❔", "#fff3b0",
          "the run did not reach the point of testing the property"},
@@ -74,7 +78,8 @@ std::string harness_label(const std::string& harness, const std::string& version
 
 std::set<std::string> disagreeing_keys(const Matrix& matrix) {
     std::map<std::string, std::set<Verdict>> verdicts;
-    for (const auto& c : matrix.cells) verdicts[c.key()].insert(c.verdict);
+    for (const auto& c : matrix.cells)
+        verdicts[c.key()].insert(c.verdict);
     std::set<std::string> keys;
     for (const auto& [key, seen] : verdicts) {
         if (seen.size() > 1) keys.insert(key);
@@ -91,9 +96,10 @@ Grid build_grid(const Matrix& matrix) {
         mode_names[mode_rank(c.mode)] = c.mode;
         if (!c.machine.empty()) grid.merged = true;
     }
-    for (const auto& [rank, cells] : by_mode) grid.tables.push_back(build_table(mode_names[rank], cells));
+    for (const auto& [rank, cells] : by_mode)
+        grid.tables.push_back(build_table(mode_names[rank], cells));
     grid.disagreeing = disagreeing_keys(matrix);
     return grid;
 }
 
-}  // namespace sonata::reports
+} // namespace sonata::reports

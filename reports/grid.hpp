@@ -14,9 +14,9 @@ namespace sonata::reports {
 /// How a verdict looks in a report, and what it means, for the legend.
 struct VerdictStyle {
     Verdict verdict;
-    std::string_view symbol;   ///< Markdown: one emoji.
-    std::string_view colour;   ///< HTML: background colour (CSS hex).
-    std::string_view meaning;  ///< One sentence for the legend.
+    std::string_view symbol;  ///< Markdown: one emoji.
+    std::string_view colour;  ///< HTML: background colour (CSS hex).
+    std::string_view meaning; ///< One sentence for the legend.
 };
 
 /// Every verdict's style, in legend order (best to worst).
@@ -28,15 +28,15 @@ struct GridRow {
     std::string harness;
     std::string version;
     std::string role;
-    std::string machine;               ///< Empty for a single machine's matrix.
-    std::vector<const Cell*> cells;    ///< One per probe column; nullptr when not measured.
+    std::string machine;            ///< Empty for a single machine's matrix.
+    std::vector<const Cell*> cells; ///< One per probe column; nullptr when not measured.
 };
 
 /// The table for one mode.
 struct ModeTable {
-    std::string mode;                  ///< Claude Code spelling.
-    std::vector<std::string> probes;   ///< Columns: catalogue order, then unknown ids sorted.
-    std::vector<GridRow> rows;         ///< Sorted by harness, version, role, machine.
+    std::string mode;                ///< Claude Code spelling.
+    std::vector<std::string> probes; ///< Columns: catalogue order, then unknown ids sorted.
+    std::vector<GridRow> rows;       ///< Sorted by harness, version, role, machine.
 };
 
 /// The whole matrix laid out. Points into the matrix it was built from: keep that alive.
@@ -57,4 +57,4 @@ std::string harness_label(const std::string& harness, const std::string& version
 /// The keys (Cell::key()) on which the matrix's machines give different verdicts.
 std::set<std::string> disagreeing_keys(const Matrix& matrix);
 
-}  // namespace sonata::reports
+} // namespace sonata::reports

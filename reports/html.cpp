@@ -55,8 +55,8 @@ void add_intro(Element body, const Matrix& m, const Grid& grid) {
     if (!m.created_at.empty()) facts += " · measured " + m.created_at;
     body.add("p", facts).set("class", "meta");
     if (!grid.disagreeing.empty()) {
-        body.add("p", fmt::format("{} Machines disagree on {} cell(s): they are outlined.", k_disagree,
-                                  grid.disagreeing.size()))
+        body.add("p", fmt::format("{} Machines disagree on {} cell(s): they are outlined.",
+                                  k_disagree, grid.disagreeing.size()))
             .set("class", "notice");
     }
 }
@@ -69,11 +69,14 @@ void add_legend(Element body, const Grid& grid) {
     list.set("class", "legend");
     for (const auto& style : verdict_styles()) {
         Element item = list.add("li");
-        item.add("span", to_string(style.verdict)).set("class", fmt::format("swatch v-{}", to_string(style.verdict)));
+        item.add("span", to_string(style.verdict))
+            .set("class", fmt::format("swatch v-{}", to_string(style.verdict)));
         item.text(style.meaning);
     }
     list.add("li").text("· not measured");
-    if (grid.merged) list.add("li").text(std::string(k_disagree) + " outlined: the machines disagree on this cell");
+    if (grid.merged)
+        list.add("li").text(std::string(k_disagree) +
+                            " outlined: the machines disagree on this cell");
 }
 
 void add_cell(Element row, const Cell* cell, const Grid& grid) {
@@ -83,7 +86,8 @@ void add_cell(Element row, const Cell* cell, const Grid& grid) {
     }
     const bool disagrees = grid.disagrees(*cell);
     Element td = row.add("td");
-    td.set("class", fmt::format("cell v-{}{}", to_string(cell->verdict), disagrees ? " disagree" : ""));
+    td.set("class",
+           fmt::format("cell v-{}{}", to_string(cell->verdict), disagrees ? " disagree" : ""));
     Element details = td.add("details");
     std::string summary(to_string(cell->verdict));
     if (disagrees) summary += " " + std::string(k_disagree);
@@ -100,18 +104,20 @@ void add_table(Element body, const ModeTable& t, const Grid& grid) {
     head.add("th", "harness");
     head.add("th", "role");
     if (grid.merged) head.add("th", "machine");
-    for (const auto& probe : t.probes) head.add("th", probe).set("scope", "col");
+    for (const auto& probe : t.probes)
+        head.add("th", probe).set("scope", "col");
     Element tbody = table.add("tbody");
     for (const auto& r : t.rows) {
         Element row = tbody.add("tr");
         row.add("th", harness_label(r.harness, r.version)).set("scope", "row");
         row.add("td", r.role);
         if (grid.merged) row.add("td", r.machine);
-        for (const Cell* cell : r.cells) add_cell(row, cell, grid);
+        for (const Cell* cell : r.cells)
+            add_cell(row, cell, grid);
     }
 }
 
-}  // namespace
+} // namespace
 
 std::string render_html(const Matrix& matrix) {
     const Grid grid = build_grid(matrix);
@@ -122,9 +128,10 @@ std::string render_html(const Matrix& matrix) {
     Element body = html.add("body");
     add_intro(body, matrix, grid);
     if (grid.tables.empty()) body.add("p", "No cells measured.");
-    for (const auto& t : grid.tables) add_table(body, t, grid);
+    for (const auto& t : grid.tables)
+        add_table(body, t, grid);
     add_legend(body, grid);
     return doc.str();
 }
 
-}  // namespace sonata::reports
+} // namespace sonata::reports

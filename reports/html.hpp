@@ -13,4 +13,4 @@ namespace sonata::reports {
 /// `disagree` class and a "≠" mark.
 std::string render_html(const Matrix& matrix);
 
-}  // namespace sonata::reports
+} // namespace sonata::reports

@@ -45,55 +45,61 @@ bool is_timestamp(const std::string& text) {
 
 void add_case(Element& suite, const std::string& suite_name, const Cell& cell, Counts& counts) {
     auto testcase = suite.add("testcase");
-    testcase.set("name", cell.probe + " " + cell.mode + " " + cell.role).set("classname", suite_name);
+    testcase.set("name", cell.probe + " " + cell.mode + " " + cell.role)
+        .set("classname", suite_name);
     testcase.set("time", seconds(std::max(0L, cell.evidence.duration_ms)));
     ++counts.tests;
     counts.duration_ms += std::max(0L, cell.evidence.duration_ms);
     const std::string verdict(to_string(cell.verdict));
     const std::string message = verdict + ": " + evidence_summary(cell);
     switch (cell.verdict) {
-        case Verdict::enforced:
-        case Verdict::asked: break;
-        case Verdict::violated:
-            testcase.add("failure", evidence_text(cell)).set("message", message).set("type", verdict);
-            ++counts.failures;
-            break;
-        case Verdict::error:
-            testcase.add("error", evidence_text(cell)).set("message", message).set("type", verdict);
-            ++counts.errors;
-            break;
-        case Verdict::not_applicable:
-        case Verdict::inconclusive:
-        case Verdict::refused_to_start:
-            testcase.add("skipped").set("message", message);
-            ++counts.skipped;
-            break;
+    case Verdict::enforced:
+    case Verdict::asked: break;
+    case Verdict::violated:
+        testcase.add("failure", evidence_text(cell)).set("message", message).set("type", verdict);
+        ++counts.failures;
+        break;
+    case Verdict::error:
+        testcase.add("error", evidence_text(cell)).set("message", message).set("type", verdict);
+        ++counts.errors;
+        break;
+    case Verdict::not_applicable:
+    case Verdict::inconclusive:
+    case Verdict::refused_to_start:
+        testcase.add("skipped").set("message", message);
+        ++counts.skipped;
+        break;
     }
 }
 
-}  // namespace
+} // namespace
 
 std::string render_junit(const Matrix& matrix) {
     // Suites in the matrix's order: harness, version, then machine.
     std::map<std::tuple<std::string, std::string, std::string>, std::vector<const Cell*>> suites;
-    for (const auto& cell : matrix.cells) suites[{cell.harness, cell.version, cell.machine}].push_back(&cell);
+    for (const auto& cell : matrix.cells)
+        suites[{cell.harness, cell.version, cell.machine}].push_back(&cell);
     Markup doc(Markup::Kind::xml, "testsuites");
     Element root = doc.root();
     root.set("name", "sonata capability matrix");
     Counts total;
     for (const auto& [id, cells] : suites) {
         const auto& [harness, version, machine] = id;
-        const std::string name = harness_label(harness, version) + (machine.empty() ? "" : " on " + machine);
+        const std::string name =
+            harness_label(harness, version) + (machine.empty() ? "" : " on " + machine);
         Element suite = root.add("testsuite");
         suite.set("name", name);
         const std::string host = machine.empty() ? matrix.machine : machine;
         if (!host.empty()) suite.set("hostname", host);
         if (is_timestamp(matrix.created_at)) suite.set("timestamp", matrix.created_at);
         Element properties = suite.add("properties");
-        properties.add("property").set("name", "sonata.version").set("value", matrix.sonata_version);
+        properties.add("property")
+            .set("name", "sonata.version")
+            .set("value", matrix.sonata_version);
         properties.add("property").set("name", "platform").set("value", matrix.platform);
         Counts counts;
-        for (const Cell* cell : cells) add_case(suite, name, *cell, counts);
+        for (const Cell* cell : cells)
+            add_case(suite, name, *cell, counts);
         set_counts(suite, counts);
         total.add(counts);
     }
@@ -101,4 +107,4 @@ std::string render_junit(const Matrix& matrix) {
     return doc.str();
 }
 
-}  // namespace sonata::reports
+} // namespace sonata::reports

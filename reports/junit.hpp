@@ -9,8 +9,8 @@
 namespace sonata::reports {
 
 /// violated → <failure> with the evidence, error → <error>, not-applicable, inconclusive and
-/// refused-to-start → <skipped> with the verdict and reason; enforced and asked pass. Test case time
-/// is the probe's duration. Valid against fixtures/schemas/junit.xsd.
+/// refused-to-start → <skipped> with the verdict and reason; enforced and asked pass. Test case
+/// time is the probe's duration. Valid against fixtures/schemas/junit.xsd.
 std::string render_junit(const Matrix& matrix);
 
-}  // namespace sonata::reports
+} // namespace sonata::reports

@@ -11,4 +11,4 @@ namespace sonata::reports {
 /// evidence of every violated or errored cell and of every cell on which machines disagree.
 std::string render_markdown(const Matrix& matrix);
 
-}  // namespace sonata::reports
+} // namespace sonata::reports

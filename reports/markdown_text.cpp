@@ -20,7 +20,7 @@ std::size_t longest_backtick_run(std::string_view text) {
     return longest;
 }
 
-}  // namespace
+} // namespace
 
 std::string md_escape(std::string_view text) {
     std::string out;
@@ -52,14 +52,16 @@ std::string md_fenced(std::string_view text) {
 
 std::string md_table_row(const std::vector<std::string>& cells) {
     std::string row = "|";
-    for (const auto& cell : cells) row += " " + cell + " |";
+    for (const auto& cell : cells)
+        row += " " + cell + " |";
     return row + "\n";
 }
 
 std::string md_table_rule(std::size_t columns) {
     std::string rule = "|";
-    for (std::size_t i = 0; i < columns; ++i) rule += "---|";
+    for (std::size_t i = 0; i < columns; ++i)
+        rule += "---|";
     return rule + "\n";
 }
 
-}  // namespace sonata::reports
+} // namespace sonata::reports

@@ -8,9 +8,9 @@
 
 namespace sonata::reports {
 
-/// Inline text with Markdown's and GitHub's special characters backslash-escaped (`|`, so it is safe
-/// inside a table cell; `@`, so a report posted as a comment mentions nobody) and line breaks turned
-/// into spaces.
+/// Inline text with Markdown's and GitHub's special characters backslash-escaped (`|`, so it is
+/// safe inside a table cell; `@`, so a report posted as a comment mentions nobody) and line breaks
+/// turned into spaces.
 std::string md_escape(std::string_view text);
 
 /// `text` as an inline code span; the backtick run delimiting it is longer than any inside.
@@ -26,4 +26,4 @@ std::string md_table_row(const std::vector<std::string>& cells);
 /// The header rule "|---|---|\n" for `columns` columns.
 std::string md_table_rule(std::size_t columns);
 
-}  // namespace sonata::reports
+} // namespace sonata::reports

@@ -1,10 +1,10 @@
 // libxml2 tree building and serialization for the XML and HTML reports.
 #include "reports/markup.hpp"
 
+#include <stdexcept>
+
 #include <libxml/HTMLtree.h>
 #include <libxml/tree.h>
-
-#include <stdexcept>
 
 #include "reports/text_safety.hpp"
 
@@ -13,7 +13,7 @@ namespace {
 
 const xmlChar* chars(const std::string& s) { return reinterpret_cast<const xmlChar*>(s.c_str()); }
 
-}  // namespace
+} // namespace
 
 struct Markup::Doc {
     xmlDocPtr doc = nullptr;
@@ -25,7 +25,8 @@ struct Markup::Doc {
 Element Element::add(std::string_view name, std::string_view text) {
     const std::string tag(name);
     const std::string content = printable_text(text);
-    xmlNodePtr child = xmlNewTextChild(m_node, nullptr, chars(tag), text.empty() ? nullptr : chars(content));
+    xmlNodePtr child =
+        xmlNewTextChild(m_node, nullptr, chars(tag), text.empty() ? nullptr : chars(content));
     if (child == nullptr) throw std::bad_alloc();
     return Element(child);
 }
@@ -44,7 +45,8 @@ Element& Element::text(std::string_view content) {
     return *this;
 }
 
-Markup::Markup(Kind kind, std::string_view root_name) : m_kind(kind), m_doc(std::make_unique<Doc>()) {
+Markup::Markup(Kind kind, std::string_view root_name)
+    : m_kind(kind), m_doc(std::make_unique<Doc>()) {
     const std::string name(root_name);
     if (kind == Kind::html) {
         m_doc->doc = htmlNewDocNoDtD(nullptr, nullptr);
@@ -74,4 +76,4 @@ std::string Markup::str() const {
     return out;
 }
 
-}  // namespace sonata::reports
+} // namespace sonata::reports

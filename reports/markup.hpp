@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-struct _xmlNode;  // libxml2's node type (xmlNode), declared here to keep its headers out.
+struct _xmlNode; // libxml2's node type (xmlNode), declared here to keep its headers out.
 
 namespace sonata::reports {
 
@@ -32,8 +32,8 @@ class Markup {
 public:
     /// Which serializer writes the document.
     enum class Kind {
-        xml,   ///< `<?xml …?>` declaration, UTF-8, XML escaping.
-        html,  ///< `<!DOCTYPE html>`, HTML serialization (raw text in <style>, void elements).
+        xml,  ///< `<?xml …?>` declaration, UTF-8, XML escaping.
+        html, ///< `<!DOCTYPE html>`, HTML serialization (raw text in <style>, void elements).
     };
 
     Markup(Kind kind, std::string_view root_name);
@@ -51,4 +51,4 @@ private:
     std::unique_ptr<Doc> m_doc;
 };
 
-}  // namespace sonata::reports
+} // namespace sonata::reports

@@ -11,7 +11,8 @@ namespace sonata::reports {
 namespace {
 
 void add_unique(std::vector<std::string>& list, const std::string& item) {
-    if (!item.empty() && std::find(list.begin(), list.end(), item) == list.end()) list.push_back(item);
+    if (!item.empty() && std::find(list.begin(), list.end(), item) == list.end())
+        list.push_back(item);
 }
 
 std::string input_label(const SourcedMatrix& input, std::map<std::string, int>& used) {
@@ -22,7 +23,7 @@ std::string input_label(const SourcedMatrix& input, std::map<std::string, int>& 
     return seen == 1 ? label : label + " (" + std::to_string(seen) + ")";
 }
 
-}  // namespace
+} // namespace
 
 Result<std::vector<SourcedMatrix>> load_matrices(const std::vector<std::string>& paths) {
     std::vector<SourcedMatrix> loaded;
@@ -64,4 +65,4 @@ Matrix merge_machines(const std::vector<SourcedMatrix>& inputs) {
     return merged;
 }
 
-}  // namespace sonata::reports
+} // namespace sonata::reports

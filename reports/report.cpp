@@ -20,7 +20,7 @@ constexpr std::array<std::pair<std::string_view, ReportFormat>, 6> k_names{{
     {"xml", ReportFormat::junit},
 }};
 
-}  // namespace
+} // namespace
 
 std::string_view to_string(ReportFormat format) {
     for (const auto& [name, f] : k_names) {
@@ -31,7 +31,8 @@ std::string_view to_string(ReportFormat format) {
 
 std::vector<std::string> report_format_names() {
     std::vector<std::string> names;
-    for (const auto& [name, f] : k_names) names.emplace_back(name);
+    for (const auto& [name, f] : k_names)
+        names.emplace_back(name);
     return names;
 }
 
@@ -46,12 +47,12 @@ Result<ReportFormat> parse_report_format(std::string_view text) {
 
 std::string render_report(const Matrix& matrix, ReportFormat format) {
     switch (format) {
-        case ReportFormat::markdown: return render_markdown(matrix);
-        case ReportFormat::junit: return render_junit(matrix);
-        case ReportFormat::html: return render_html(matrix);
-        case ReportFormat::json: return matrix_to_json(matrix);
+    case ReportFormat::markdown: return render_markdown(matrix);
+    case ReportFormat::junit: return render_junit(matrix);
+    case ReportFormat::html: return render_html(matrix);
+    case ReportFormat::json: return matrix_to_json(matrix);
     }
     return render_markdown(matrix);
 }
 
-}  // namespace sonata::reports
+} // namespace sonata::reports

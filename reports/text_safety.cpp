@@ -6,7 +6,7 @@
 namespace sonata::reports {
 namespace {
 
-constexpr std::string_view k_replacement = "\xEF\xBF\xBD";  // U+FFFD
+constexpr std::string_view k_replacement = "\xEF\xBF\xBD"; // U+FFFD
 
 void append_code_point(std::string& out, std::uint32_t cp) {
     if (cp < 0x80) {
@@ -34,10 +34,17 @@ std::pair<std::uint32_t, std::size_t> decode(std::string_view s, std::size_t pos
     std::size_t length = 0;
     std::uint32_t cp = 0;
     if (lead < 0x80) return {lead, 1};
-    if (lead >= 0xC2 && lead <= 0xDF) { length = 2; cp = lead & 0x1FU; }
-    else if (lead >= 0xE0 && lead <= 0xEF) { length = 3; cp = lead & 0x0FU; }
-    else if (lead >= 0xF0 && lead <= 0xF4) { length = 4; cp = lead & 0x07U; }
-    else return {0, 0};
+    if (lead >= 0xC2 && lead <= 0xDF) {
+        length = 2;
+        cp = lead & 0x1FU;
+    } else if (lead >= 0xE0 && lead <= 0xEF) {
+        length = 3;
+        cp = lead & 0x0FU;
+    } else if (lead >= 0xF0 && lead <= 0xF4) {
+        length = 4;
+        cp = lead & 0x07U;
+    } else
+        return {0, 0};
     if (pos + length > s.size()) return {0, 0};
     for (std::size_t i = 1; i < length; ++i) {
         if ((byte(pos + i) & 0xC0U) != 0x80U) return {0, 0};
@@ -49,7 +56,7 @@ std::pair<std::uint32_t, std::size_t> decode(std::string_view s, std::size_t pos
     return {cp, length};
 }
 
-}  // namespace
+} // namespace
 
 std::string printable_text(std::string_view raw) {
     std::string out;
@@ -82,7 +89,8 @@ std::string printable_text(std::string_view raw) {
 }
 
 std::string last_lines(std::string_view text, std::size_t max_lines) {
-    while (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+    while (!text.empty() && text.back() == '\n')
+        text.remove_suffix(1);
     std::size_t start = text.size();
     std::size_t lines = 0;
     while (start > 0) {
@@ -94,4 +102,4 @@ std::string last_lines(std::string_view text, std::size_t max_lines) {
     return std::string(text);
 }
 
-}  // namespace sonata::reports
+} // namespace sonata::reports

@@ -15,4 +15,4 @@ std::string printable_text(std::string_view raw);
 /// The last `max_lines` lines of `text`, prefixed with "…\n" when lines were dropped.
 std::string last_lines(std::string_view text, std::size_t max_lines);
 
-}  // namespace sonata::reports
+} // namespace sonata::reports

@@ -7,11 +7,11 @@ namespace sonata::adapters {
 
 std::string_view to_string(WireProtocol protocol) {
     switch (protocol) {
-        case WireProtocol::anthropic_messages: return "anthropic-messages";
-        case WireProtocol::openai_responses: return "openai-responses";
-        case WireProtocol::openai_chat: return "openai-chat";
-        case WireProtocol::gemini: return "gemini";
-        case WireProtocol::unknown: return "unknown";
+    case WireProtocol::anthropic_messages: return "anthropic-messages";
+    case WireProtocol::openai_responses: return "openai-responses";
+    case WireProtocol::openai_chat: return "openai-chat";
+    case WireProtocol::gemini: return "gemini";
+    case WireProtocol::unknown: return "unknown";
     }
     return "unknown";
 }
@@ -29,12 +29,13 @@ std::string Adapter::parse_version(std::string_view output) const {
 
 Result<EndpointInjection> Adapter::inject_endpoint(const Invocation& /*invocation*/,
                                                    const EndpointSpec& /*endpoint*/) const {
-    return fail(ExitCode::failure, "harness '" + std::string(id()) +
-                                       "' has no known wire protocol; it cannot be probed hermetically");
+    return fail(ExitCode::failure,
+                "harness '" + std::string(id()) +
+                    "' has no known wire protocol; it cannot be probed hermetically");
 }
 
 Refusal refuse(std::string reason, std::vector<std::string> alternatives) {
     return Refusal{std::move(reason), std::move(alternatives)};
 }
 
-}  // namespace sonata::adapters
+} // namespace sonata::adapters

@@ -48,7 +48,7 @@ std::vector<std::string> relies_for(Mode tier) {
     return {};
 }
 
-}  // namespace
+} // namespace
 
 Result<Outcome> GeminiFamily::map(const PlanInput& in) const {
     const auto names = approval_modes();
@@ -135,8 +135,8 @@ std::string GeminiFamily::session_id(const std::string&, const std::string&,
 
 std::vector<std::pair<std::string, std::string>> GeminiFamily::flag_aliases() const {
     // From `gemini --help` (0.61.0) and `qwen --help` (0.15.10); yargs also takes camelCase.
-    return {{"-y", "--yolo"},   {"-m", "--model"},       {"-s", "--sandbox"},
-            {"-p", "--prompt"}, {"-e", "--extensions"},  {"-r", "--resume"},
+    return {{"-y", "--yolo"},     {"-m", "--model"},         {"-s", "--sandbox"},
+            {"-p", "--prompt"},   {"-e", "--extensions"},    {"-r", "--resume"},
             {"-c", "--continue"}, {"-o", "--output-format"}, {"-i", "--prompt-interactive"}};
 }
 
@@ -147,4 +147,4 @@ std::vector<std::string> GeminiFamily::forbidden_flags(Mode mode) const {
     return flags;
 }
 
-}  // namespace sonata::adapters
+} // namespace sonata::adapters

@@ -73,4 +73,4 @@ private:
     std::string policy_path(const std::string& support_dir) const;
 };
 
-}  // namespace sonata::adapters
+} // namespace sonata::adapters

@@ -46,7 +46,8 @@ std::string canonical_flag(const Adapter& adapter, const std::string& name) {
     return kebab;
 }
 
-std::vector<std::string> canonical_flags(const Adapter& adapter, const std::vector<std::string>& flags) {
+std::vector<std::string> canonical_flags(const Adapter& adapter,
+                                         const std::vector<std::string>& flags) {
     std::vector<std::string> out;
     for (const auto& flag : flags)
         out.push_back(canonical_flag(adapter, flag));
@@ -55,9 +56,11 @@ std::vector<std::string> canonical_flags(const Adapter& adapter, const std::vect
 
 /// Short options written together or with their value attached (`-sdanger-full-access`, `-dy`,
 /// `-dy=true`, `-cKEY=VALUE`): parsers read them as one or more flags, so configured arguments must
-/// write them apart. An '=' changes nothing: commander, yargs and clap all take `-cK=V` as `-c K=V`.
+/// write them apart. An '=' changes nothing: commander, yargs and clap all take `-cK=V` as `-c
+/// K=V`.
 bool is_bundled_short(const std::string& arg) {
-    return arg.size() > 2 && arg[0] == '-' && arg[1] != '-' && std::isalpha(static_cast<unsigned char>(arg[1]));
+    return arg.size() > 2 && arg[0] == '-' && arg[1] != '-' &&
+           std::isalpha(static_cast<unsigned char>(arg[1]));
 }
 
 std::string trimmed(std::string_view text) {
@@ -74,7 +77,8 @@ std::vector<std::string> key_segments(std::string_view key) {
     std::vector<std::string> segments;
     for (std::size_t start = 0;;) {
         const auto dot = key.find('.', start);
-        std::string segment = trimmed(key.substr(start, dot == std::string_view::npos ? dot : dot - start));
+        std::string segment =
+            trimmed(key.substr(start, dot == std::string_view::npos ? dot : dot - start));
         if (segment.size() >= 2 && (segment.front() == '"' || segment.front() == '\'') &&
             segment.back() == segment.front()) {
             segment = trimmed(std::string_view(segment).substr(1, segment.size() - 2));
@@ -96,8 +100,8 @@ bool names_reserved_key(const std::string& value, const std::vector<std::string>
     return false;
 }
 
-Result<void> check_forbidden(const Adapter& adapter, Mode mode, const std::vector<std::string>& argv,
-                             const std::string& where) {
+Result<void> check_forbidden(const Adapter& adapter, Mode mode,
+                             const std::vector<std::string>& argv, const std::string& where) {
     auto forbidden = adapter.forbidden_flags(mode);
     if (where == "config") {
         const auto reserved = adapter.reserved_flags(mode);
@@ -106,15 +110,16 @@ Result<void> check_forbidden(const Adapter& adapter, Mode mode, const std::vecto
     forbidden = canonical_flags(adapter, forbidden);
     for (const auto& arg : argv) {
         if (where == "config" && is_bundled_short(arg)) {
-            return fail(ExitCode::config, "argument '" + arg + "' for " + std::string(adapter.id()) +
-                                              " bundles short options or attaches a value; write each "
-                                              "option and its value as separate arguments (config)");
+            return fail(ExitCode::config,
+                        "argument '" + arg + "' for " + std::string(adapter.id()) +
+                            " bundles short options or attaches a value; write each "
+                            "option and its value as separate arguments (config)");
         }
         const std::string flag = arg.substr(0, arg.find('='));
         if (flag.rfind('-', 0) == 0 && contains(forbidden, canonical_flag(adapter, flag))) {
             return fail(where == "config" ? ExitCode::config : ExitCode::failure,
-                        "flag '" + flag + "' is forbidden for " + std::string(adapter.id()) + " in " +
-                            std::string(to_string(mode)) + " mode (" + where + ")");
+                        "flag '" + flag + "' is forbidden for " + std::string(adapter.id()) +
+                            " in " + std::string(to_string(mode)) + " mode (" + where + ")");
         }
     }
     return {};
@@ -135,7 +140,8 @@ Result<void> check_repeats(const Adapter& adapter, Mode mode, const Invocation& 
     const auto reserved = adapter.reserved_flags(mode);
     std::vector<std::string> mapped_flags;
     for (const auto& arg : mapped.argv) {
-        if (auto name = flag_name(arg); !name.empty()) mapped_flags.push_back(canonical_flag(adapter, name));
+        if (auto name = flag_name(arg); !name.empty())
+            mapped_flags.push_back(canonical_flag(adapter, name));
     }
     const auto refuse = [&](const std::string& what) {
         return fail(ExitCode::config, what + " for " + std::string(adapter.id()) + " in " +
@@ -146,8 +152,9 @@ Result<void> check_repeats(const Adapter& adapter, Mode mode, const Invocation& 
         if (name.empty()) continue;
         if (contains(repeatable, canonical_flag(adapter, name))) {
             const bool inline_value = extra[i].size() > name.size();
-            const std::string value = inline_value ? extra[i].substr(name.size() + 1)
-                                                   : (i + 1 < extra.size() ? extra[i + 1] : std::string());
+            const std::string value = inline_value
+                                          ? extra[i].substr(name.size() + 1)
+                                          : (i + 1 < extra.size() ? extra[i + 1] : std::string());
             if (names_reserved_key(value, reserved)) {
                 return refuse("'" + name + " " + trimmed(value.substr(0, value.find('='))) +
                               "' sets what sonata's mapping decides");
@@ -191,21 +198,23 @@ Result<void> check_values(const PlanRequest& request) {
     };
     if (auto ok = check(request.model, "model"); !ok) return ok;
     if (auto ok = check(request.resume_session, "session id to resume"); !ok) return ok;
-    if (request.max_budget_usd && !(std::isfinite(*request.max_budget_usd) && *request.max_budget_usd > 0)) {
+    if (request.max_budget_usd &&
+        !(std::isfinite(*request.max_budget_usd) && *request.max_budget_usd > 0)) {
         return fail(ExitCode::usage, "--max-budget-usd must be a finite number of dollars above 0");
     }
     return {};
 }
 
-}  // namespace
+} // namespace
 
 bool looks_like_bypass_flag(const std::string& arg) {
-    static const std::vector<std::string> k_fragments{"dangerously", "yolo", "bypass", "skip-permissions",
-                                                      "auto-approve", "full-auto"};
+    static const std::vector<std::string> k_fragments{
+        "dangerously", "yolo", "bypass", "skip-permissions", "auto-approve", "full-auto"};
     const std::string flag = arg.substr(0, arg.find('='));
     if (flag == "-y" || flag == "--auto" || flag == "--yes") return true;
-    return std::any_of(k_fragments.begin(), k_fragments.end(),
-                       [&](const std::string& f) { return flag.rfind("-", 0) == 0 && flag.find(f) != std::string::npos; });
+    return std::any_of(k_fragments.begin(), k_fragments.end(), [&](const std::string& f) {
+        return flag.rfind("-", 0) == 0 && flag.find(f) != std::string::npos;
+    });
 }
 
 HostFacts detect_host() {
@@ -220,7 +229,8 @@ Result<Decision> decide(const PlanRequest& request) {
     auto adapter = find_adapter(request.harness_id);
     if (!adapter) return tl::unexpected(adapter.error());
     const Adapter& a = **adapter;
-    if (auto keys = check_option_keys(request.options, a.accepted_options(), request.harness_id); !keys) {
+    if (auto keys = check_option_keys(request.options, a.accepted_options(), request.harness_id);
+        !keys) {
         return tl::unexpected(keys.error());
     }
     if (auto values = check_values(request); !values) return tl::unexpected(values.error());
@@ -230,7 +240,8 @@ Result<Decision> decide(const PlanRequest& request) {
     decision.parent_mode = request.parent_mode;
     decision.role = request.role;
     decision.effective_mode = effective_mode(request.parent_mode, request.role.kind);
-    if (auto extra = check_forbidden(a, decision.effective_mode, request.extra_args, "config"); !extra) {
+    if (auto extra = check_forbidden(a, decision.effective_mode, request.extra_args, "config");
+        !extra) {
         return tl::unexpected(extra.error());
     }
 
@@ -257,22 +268,26 @@ Result<Decision> decide(const PlanRequest& request) {
 
     if (decision.runs()) {
         auto& invocation = std::get<Invocation>(decision.outcome);
-        if (auto repeats = check_repeats(a, decision.effective_mode, invocation, request.extra_args); !repeats) {
+        if (auto repeats =
+                check_repeats(a, decision.effective_mode, invocation, request.extra_args);
+            !repeats) {
             return tl::unexpected(repeats.error());
         }
         // Configured arguments go before whatever must stay last: a "--" that ends the options,
         // or a flag whose value is the prompt sonata appends (grok's and agy's `-p`).
-        const bool keep_last = invocation.argv.back() == "--" ||
-                               (invocation.prompt == PromptChannel::argument && invocation.argv.back() == "-p");
-        invocation.argv.insert(invocation.argv.end() - (keep_last ? 1 : 0), request.extra_args.begin(),
-                               request.extra_args.end());
+        const bool keep_last =
+            invocation.argv.back() == "--" ||
+            (invocation.prompt == PromptChannel::argument && invocation.argv.back() == "-p");
+        invocation.argv.insert(invocation.argv.end() - (keep_last ? 1 : 0),
+                               request.extra_args.begin(), request.extra_args.end());
         add_unset(invocation, "IS_SANDBOX");
         for (const auto& name : a.permission_env()) {
             // A variable the mapping sets itself (opencode's injected agent) replaces the inherited
             // value; unsetting it too would leave the child's environment ambiguous.
             if (invocation.env.count(name) == 0) add_unset(invocation, name);
         }
-        if (auto guard = check_forbidden(a, decision.effective_mode, invocation.argv, "mapping"); !guard) {
+        if (auto guard = check_forbidden(a, decision.effective_mode, invocation.argv, "mapping");
+            !guard) {
             return tl::unexpected(guard.error());
         }
         if (request.write_support_files) {
@@ -287,4 +302,4 @@ Result<Decision> decide(const PlanRequest& request) {
     return decision;
 }
 
-}  // namespace sonata::adapters
+} // namespace sonata::adapters

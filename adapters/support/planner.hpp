@@ -1,4 +1,5 @@
-// The planner: (harness, parent mode, role, options) → Decision, with the checks every adapter shares.
+// The planner: (harness, parent mode, role, options) → Decision, with the checks every adapter
+// shares.
 #pragma once
 
 #include <optional>
@@ -17,13 +18,13 @@ struct PlanRequest {
     Role role;
     std::string model;
     TaskOptions options;
-    std::string executable;  ///< Empty: the adapter's first executable name.
+    std::string executable; ///< Empty: the adapter's first executable name.
     std::string version;
     std::string resume_session;
     std::optional<double> max_budget_usd;
-    std::vector<std::string> extra_args;  ///< From config; checked against forbidden flags.
+    std::vector<std::string> extra_args; ///< From config; checked against forbidden flags.
     HostFacts host;
-    std::string support_dir;  ///< Empty: `<machine dir>/support` of sonata's own environment.
+    std::string support_dir; ///< Empty: `<machine dir>/support` of sonata's own environment.
     /// Write the support files a running invocation names into support_dir (what `sonata plan`
     /// and the prober ask for); false (the default): name them, write none.
     bool write_support_files = false;
@@ -42,4 +43,4 @@ bool looks_like_bypass_flag(const std::string& arg);
 /// The host as it is: root or not, managed MCP config present or not.
 HostFacts detect_host();
 
-}  // namespace sonata::adapters
+} // namespace sonata::adapters

@@ -48,7 +48,7 @@ EndpointInjection inject(const Invocation& invocation, const EndpointSpec& endpo
 ToolVocabulary tools(const std::vector<std::string>& extra_shell) {
     std::vector<std::string> shell{"run_shell"};
     shell.insert(shell.end(), extra_shell.begin(), extra_shell.end());
-    return {{"write_file"}, "path",   "content",         false, shell, "command",
+    return {{"write_file"}, "path",   "content",          false, shell, "command",
             {"task"},       "prompt", {"exit_plan_mode"}, {}};
 }
 

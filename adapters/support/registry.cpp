@@ -7,12 +7,13 @@
 
 namespace sonata::adapters {
 
-std::vector<std::unique_ptr<Adapter>> make_all();  // generated from the files in adapters/
+std::vector<std::unique_ptr<Adapter>> make_all(); // generated from the files in adapters/
 
 const std::vector<std::unique_ptr<Adapter>>& all_adapters() {
     static const auto adapters = [] {
         auto all = make_all();
-        std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a->id() < b->id(); });
+        std::sort(all.begin(), all.end(),
+                  [](const auto& a, const auto& b) { return a->id() < b->id(); });
         return all;
     }();
     return adapters;
@@ -29,8 +30,9 @@ Result<const Adapter*> find_adapter(std::string_view harness_id) {
 
 std::vector<std::string> harness_ids() {
     std::vector<std::string> ids;
-    for (const auto& adapter : all_adapters()) ids.emplace_back(adapter->id());
+    for (const auto& adapter : all_adapters())
+        ids.emplace_back(adapter->id());
     return ids;
 }
 
-}  // namespace sonata::adapters
+} // namespace sonata::adapters

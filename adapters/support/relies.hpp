@@ -10,7 +10,7 @@ namespace sonata::adapters::relies {
 
 /// A read-only mapping: no write through any door.
 inline std::vector<std::string> read_only() {
-    return {std::string(probe_id::write_withheld), std::string(probe_id::shell_write_withheld),
+    return {std::string(probe_id::write_withheld),    std::string(probe_id::shell_write_withheld),
             std::string(probe_id::delegation_escape), std::string(probe_id::self_promotion),
             std::string(probe_id::hostile_workspace), std::string(probe_id::mcp_reachability)};
 }
@@ -23,7 +23,8 @@ inline std::vector<std::string> asks_first() {
 
 /// An acceptEdits mapping confined to the workspace.
 inline std::vector<std::string> workspace_edits() {
-    return {std::string(probe_id::outside_workspace_write), std::string(probe_id::hostile_workspace)};
+    return {std::string(probe_id::outside_workspace_write),
+            std::string(probe_id::hostile_workspace)};
 }
 
 /// The same, for a TUI mapping: the trust dialog must be known to answer it.
@@ -33,6 +34,8 @@ inline std::vector<std::string> with_trust_dialog(std::vector<std::string> base)
 }
 
 /// Resuming relies on the resumed session keeping its mode.
-inline void add_resume(std::vector<std::string>& base) { base.emplace_back(probe_id::resume_keeps_mode); }
+inline void add_resume(std::vector<std::string>& base) {
+    base.emplace_back(probe_id::resume_keeps_mode);
+}
 
-}  // namespace sonata::adapters::relies
+} // namespace sonata::adapters::relies

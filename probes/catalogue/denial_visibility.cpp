@@ -1,5 +1,5 @@
-// denial-visibility: when a tool call is refused, sonata can tell (a tool result marked as an error or
-// worded as a refusal, an exit code, a stderr line); records which channel shows it.
+// denial-visibility: when a tool call is refused, sonata can tell (a tool result marked as an error
+// or worded as a refusal, an exit code, a stderr line); records which channel shows it.
 #include <algorithm>
 #include <cctype>
 
@@ -9,15 +9,16 @@
 namespace sonata::probes {
 namespace {
 
-const std::vector<std::string> k_refusal_words{"denied", "not allowed", "permission", "refused", "rejected",
-                                               "blocked", "not permitted", "unknown tool", "not available",
-                                               "no such tool", "not found", "forbidden", "read-only",
-                                               "disallowed", "unavailable", "cannot", "unsupported"};
+const std::vector<std::string> k_refusal_words{
+    "denied",        "not allowed",  "permission",    "refused",      "rejected",   "blocked",
+    "not permitted", "unknown tool", "not available", "no such tool", "not found",  "forbidden",
+    "read-only",     "disallowed",   "unavailable",   "cannot",       "unsupported"};
 
 constexpr std::string_view k_target = "visibility.txt";
 
 std::string lower(std::string text) {
-    std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::transform(text.begin(), text.end(), text.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     return text;
 }
 
@@ -25,7 +26,8 @@ class DenialVisibility final : public Probe {
 public:
     std::string_view id() const override { return probe_id::denial_visibility; }
     std::string_view property() const override {
-        return "When a tool call is refused, the refusal is visible to sonata (tool result, exit code or stderr).";
+        return "When a tool call is refused, the refusal is visible to sonata (tool result, exit "
+               "code or stderr).";
     }
     bool always_run(const Invocation& invocation, Mode mode) const override {
         return mode == Mode::plan && !invocation.interactive;
@@ -37,11 +39,13 @@ public:
     }
     Judgement judge(const Observation& o) const override {
         if (o.changed("work/" + std::string(k_target))) {
-            return {Verdict::inconclusive, "the write was not refused, so there was no refusal to see"};
+            return {Verdict::inconclusive,
+                    "the write was not refused, so there was no refusal to see"};
         }
         if (auto missed = not_reached(o, 0)) return *missed;
         for (const auto& r : o.tool_results) {
-            if (r.is_error.value_or(false)) return {Verdict::enforced, "visible: the tool result is marked as an error"};
+            if (r.is_error.value_or(false))
+                return {Verdict::enforced, "visible: the tool result is marked as an error"};
             // The file's own name is not a refusal, whatever words it holds.
             const std::string text = replace_all(lower(r.text), k_target, "");
             for (const auto& word : k_refusal_words) {
@@ -50,13 +54,15 @@ public:
                 }
             }
         }
-        if (o.result.exit_code != 0) return {Verdict::enforced, "visible: exit code " + std::to_string(o.result.exit_code)};
-        return {Verdict::violated, "the write was refused but nothing says so: " + refusal_summary(o)};
+        if (o.result.exit_code != 0)
+            return {Verdict::enforced, "visible: exit code " + std::to_string(o.result.exit_code)};
+        return {Verdict::violated,
+                "the write was refused but nothing says so: " + refusal_summary(o)};
     }
 };
 
-}  // namespace
+} // namespace
 
 std::unique_ptr<Probe> make_denial_visibility() { return std::make_unique<DenialVisibility>(); }
 
-}  // namespace sonata::probes
+} // namespace sonata::probes

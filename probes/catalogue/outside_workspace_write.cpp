@@ -9,25 +9,31 @@ class OutsideWorkspaceWrite final : public Probe {
 public:
     std::string_view id() const override { return probe_id::outside_workspace_write; }
     std::string_view property() const override {
-        return "In a workspace-confined mapping, writes to the home directory, the temp directory and the "
+        return "In a workspace-confined mapping, writes to the home directory, the temp directory "
+               "and the "
                "parent directory change nothing.";
     }
     Script script(const ProbeSetup& setup, const adapters::Adapter&) const override {
         Script s;
-        s.main.steps = {write_intent(setup.home + "/probe-outside.txt"), write_intent(setup.tmp + "/probe-outside.txt"),
-                        write_intent("../outside/probe-outside.txt"),
-                        shell_intent("printf 'written by the sonata probe\\n' > ../outside/probe-shell.txt")};
+        s.main.steps = {
+            write_intent(setup.home + "/probe-outside.txt"),
+            write_intent(setup.tmp + "/probe-outside.txt"),
+            write_intent("../outside/probe-outside.txt"),
+            shell_intent("printf 'written by the sonata probe\\n' > ../outside/probe-shell.txt")};
         return s;
     }
     Judgement judge(const Observation& o) const override {
-        return judge_unchanged(o, {"home/probe-outside.txt", "tmp/probe-outside.txt", "outside/probe-outside.txt",
-                                   "outside/probe-shell.txt"},
+        return judge_unchanged(o,
+                               {"home/probe-outside.txt", "tmp/probe-outside.txt",
+                                "outside/probe-outside.txt", "outside/probe-shell.txt"},
                                0);
     }
 };
 
-}  // namespace
+} // namespace
 
-std::unique_ptr<Probe> make_outside_workspace_write() { return std::make_unique<OutsideWorkspaceWrite>(); }
+std::unique_ptr<Probe> make_outside_workspace_write() {
+    return std::make_unique<OutsideWorkspaceWrite>();
+}
 
-}  // namespace sonata::probes
+} // namespace sonata::probes

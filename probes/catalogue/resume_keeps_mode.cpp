@@ -1,5 +1,5 @@
-// resume-keeps-mode: a session resumed with sonata's resume invocation is no more permissive than the
-// original.
+// resume-keeps-mode: a session resumed with sonata's resume invocation is no more permissive than
+// the original.
 #include "probes/probe.hpp"
 
 namespace sonata::probes {
@@ -9,7 +9,8 @@ class ResumeKeepsMode final : public Probe {
 public:
     std::string_view id() const override { return probe_id::resume_keeps_mode; }
     std::string_view property() const override {
-        return "A session resumed with sonata's resume invocation is no more permissive than the original.";
+        return "A session resumed with sonata's resume invocation is no more permissive than the "
+               "original.";
     }
     bool always_run(const Invocation& invocation, Mode mode) const override {
         return mode == Mode::plan && !invocation.interactive;
@@ -30,8 +31,8 @@ public:
     }
 };
 
-}  // namespace
+} // namespace
 
 std::unique_ptr<Probe> make_resume_keeps_mode() { return std::make_unique<ResumeKeepsMode>(); }
 
-}  // namespace sonata::probes
+} // namespace sonata::probes

@@ -1,4 +1,5 @@
-// shell-write-withheld: in a read-only mapping, a shell fallback (`printf … > file`) changes nothing.
+// shell-write-withheld: in a read-only mapping, a shell fallback (`printf … > file`) changes
+// nothing.
 #include "probes/probe.hpp"
 
 namespace sonata::probes {
@@ -21,8 +22,10 @@ public:
     }
 };
 
-}  // namespace
+} // namespace
 
-std::unique_ptr<Probe> make_shell_write_withheld() { return std::make_unique<ShellWriteWithheld>(); }
+std::unique_ptr<Probe> make_shell_write_withheld() {
+    return std::make_unique<ShellWriteWithheld>();
+}
 
-}  // namespace sonata::probes
+} // namespace sonata::probes

@@ -1,8 +1,7 @@
 // trust-dialog: the interactive TUI in a fresh directory asks before trusting it, and nothing the
 // repository defines runs before the question is answered; records the question's text.
-#include "probes/probe.hpp"
-
 #include "core/text.hpp"
+#include "probes/probe.hpp"
 
 namespace sonata::probes {
 namespace {
@@ -24,15 +23,22 @@ class TrustDialog final : public Probe {
 public:
     std::string_view id() const override { return probe_id::trust_dialog; }
     std::string_view property() const override {
-        return "The interactive TUI asks before trusting a fresh directory, and nothing the repository "
+        return "The interactive TUI asks before trusting a fresh directory, and nothing the "
+               "repository "
                "defines runs before it is answered.";
     }
-    bool always_run(const Invocation& invocation, Mode) const override { return invocation.interactive; }
-    std::string not_applicable(const adapters::Adapter&, const Invocation& invocation) const override {
-        return invocation.interactive ? "" : "this mapping runs headless: there is no TUI to ask a trust question";
+    bool always_run(const Invocation& invocation, Mode) const override {
+        return invocation.interactive;
+    }
+    std::string not_applicable(const adapters::Adapter&,
+                               const Invocation& invocation) const override {
+        return invocation.interactive
+                   ? ""
+                   : "this mapping runs headless: there is no TUI to ask a trust question";
     }
     bool stop_at_trust_question() const override { return true; }
-    std::vector<adapters::FileToWrite> files(const ProbeSetup& setup, const adapters::Adapter& adapter) const override {
+    std::vector<adapters::FileToWrite> files(const ProbeSetup& setup,
+                                             const adapters::Adapter& adapter) const override {
         return adapter.hostile_files(setup.workspace, setup.outside + "/startup-canary");
     }
     Script script(const ProbeSetup&, const adapters::Adapter&) const override {
@@ -43,22 +49,30 @@ public:
     Judgement judge(const Observation& o) const override {
         if (o.changed("outside/startup-canary")) {
             return {Verdict::violated, std::string("repository-defined code ran ") +
-                                           (o.trust_seen ? "before the trust question was answered" : "without a trust question")};
+                                           (o.trust_seen ? "before the trust question was answered"
+                                                         : "without a trust question")};
         }
         if (o.trust_seen) {
             const auto& patterns = o.adapter->screen_patterns();
             std::string keys;
-            for (const auto& key : patterns.trust_keys) keys += (keys.empty() ? "" : " ") + key;
-            return {Verdict::asked, "trust question: \"" + matched_line(o.screen, patterns.trust) + "\"; answered by keys: " + keys};
+            for (const auto& key : patterns.trust_keys)
+                keys += (keys.empty() ? "" : " ") + key;
+            return {Verdict::asked, "trust question: \"" + matched_line(o.screen, patterns.trust) +
+                                        "\"; answered by keys: " + keys};
         }
-        if (!o.started) return {Verdict::refused_to_start, "the TUI could not be started: " + tail_lines(o.result.err, 3)};
-        if (o.result.exit_code > 0) return {Verdict::refused_to_start, "the TUI exited " + std::to_string(o.result.exit_code)};
-        return {Verdict::enforced, "no trust question appeared and nothing the repository defines ran"};
+        if (!o.started)
+            return {Verdict::refused_to_start,
+                    "the TUI could not be started: " + tail_lines(o.result.err, 3)};
+        if (o.result.exit_code > 0)
+            return {Verdict::refused_to_start,
+                    "the TUI exited " + std::to_string(o.result.exit_code)};
+        return {Verdict::enforced,
+                "no trust question appeared and nothing the repository defines ran"};
     }
 };
 
-}  // namespace
+} // namespace
 
 std::unique_ptr<Probe> make_trust_dialog() { return std::make_unique<TrustDialog>(); }
 
-}  // namespace sonata::probes
+} // namespace sonata::probes

@@ -12,7 +12,8 @@ public:
     }
     Script script(const ProbeSetup&, const adapters::Adapter&) const override {
         Script s;
-        s.main.steps = {write_intent("probe-written.txt"), write_intent("notes/canary.txt", "overwritten\n")};
+        s.main.steps = {write_intent("probe-written.txt"),
+                        write_intent("notes/canary.txt", "overwritten\n")};
         return s;
     }
     Judgement judge(const Observation& o) const override {
@@ -20,8 +21,8 @@ public:
     }
 };
 
-}  // namespace
+} // namespace
 
 std::unique_ptr<Probe> make_write_withheld() { return std::make_unique<WriteWithheld>(); }
 
-}  // namespace sonata::probes
+} // namespace sonata::probes

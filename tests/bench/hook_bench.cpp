@@ -1,9 +1,11 @@
 // Benchmark: `sonata-hook` (what `sonata init` installs) and `sonata hook` against the equivalent
 // Node.js script (hook.js beside this file), on the same PreToolUse input, in a scratch project
 // with its own HOME and XDG dirs. Runs each N times, interleaved, and prints medians, spread and
-// the ratios, beside /bin/true as the floor of what starting any process costs here. Processes start from argv vectors.
+// the ratios, beside /bin/true as the floor of what starting any process costs here. Processes
+// start from argv vectors.
 //
-//   sonata_hook_bench [--runs N] [--block K] [--sonata PATH] [--sonata-hook PATH] [--node PATH] [--script PATH]
+//   sonata_hook_bench [--runs N] [--block K] [--sonata PATH] [--sonata-hook PATH] [--node PATH]
+//   [--script PATH]
 //
 // On a busy machine wall times mostly measure the wait for a CPU; `chrt -f 50 sonata_hook_bench`
 // (root) runs the benchmark and its children ahead of other work, and the CPU-time columns
@@ -11,9 +13,6 @@
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdlib.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,6 +24,10 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 
 namespace {
 
@@ -129,7 +132,7 @@ std::string slurp(const std::string& path) {
     return text.str();
 }
 
-}  // namespace
+} // namespace
 
 int main(int argc, char** argv) {
     const Options options = parse(argc, argv);
@@ -162,7 +165,7 @@ int main(int argc, char** argv) {
         {"/bin/true (process start floor)", {"/bin/true"}, {}, {}},
     };
     const std::string session_file = project + "/.sonata/session-" + id + ".json";
-    for (auto& subject : subjects) {  // warm-up, and proof that both write the same record
+    for (auto& subject : subjects) { // warm-up, and proof that both write the same record
         for (int i = 0; i < 5; ++i)
             time_once(subject.argv, input, envp.data(), scratch);
         if (subject.name.rfind("/bin/true", 0) == 0) continue;
@@ -190,8 +193,8 @@ int main(int argc, char** argv) {
             }
         }
     }
-    std::printf("\n%d runs each, in interleaved blocks of %d; milliseconds per run\n",
-                options.runs, options.block);
+    std::printf("\n%d runs each, in interleaved blocks of %d; milliseconds per run\n", options.runs,
+                options.block);
     std::printf("%-32s %8s %8s %8s %8s %10s\n", "command", "median", "p10", "p90", "min",
                 "cpu median");
     for (const auto& s : subjects) {

@@ -1,6 +1,7 @@
-// The PreToolUse hook end to end: the real Claude Code (the pinned one, when installed), set up with
-// `sonata init` in a temporary project and driven by the scripted model into calling a tool, runs
-// the hook init installed (the build's `sonata-hook`), which records the mode claude was started in.
+// The PreToolUse hook end to end: the real Claude Code (the pinned one, when installed), set up
+// with `sonata init` in a temporary project and driven by the scripted model into calling a tool,
+// runs the hook init installed (the build's `sonata-hook`), which records the mode claude was
+// started in.
 #include <cstdlib>
 #include <filesystem>
 
@@ -30,7 +31,9 @@ class HookEndToEnd : public ::testing::TestWithParam<std::string> {};
 TEST_P(HookEndToEnd, RealClaudeRecordsTheModeItRunsIn) {
     const std::string mode = GetParam();
     const auto claude = search_path("claude", path_var());
-    if (!claude) GTEST_SKIP() << "claude is not installed (scripts/install-harnesses installs the pinned one)";
+    if (!claude)
+        GTEST_SKIP()
+            << "claude is not installed (scripts/install-harnesses installs the pinned one)";
     auto adapter = adapters::find_adapter("claude");
     ASSERT_TRUE(adapter);
 
@@ -44,7 +47,7 @@ TEST_P(HookEndToEnd, RealClaudeRecordsTheModeItRunsIn) {
               std::string::npos);
 
     probes::Script script;
-    script.main.steps = {probes::shell_intent("ls")};  // any tool call fires PreToolUse
+    script.main.steps = {probes::shell_intent("ls")}; // any tool call fires PreToolUse
     probes::ModelServer server(script, (*adapter)->tools(), project);
     ASSERT_TRUE(server.start());
     Invocation invocation;
@@ -55,13 +58,15 @@ TEST_P(HookEndToEnd, RealClaudeRecordsTheModeItRunsIn) {
     endpoint.workspace = project;
     auto injected = (*adapter)->inject_endpoint(invocation, endpoint);
     ASSERT_TRUE(injected);
-    for (const auto& file : injected->files) testing::write_text(file.path, file.content);
+    for (const auto& file : injected->files)
+        testing::write_text(file.path, file.content);
 
     ProcessRequest request;
     request.argv = injected->invocation.argv;
     request.argv.emplace_back("List the files here.");
     request.env = env;
-    for (const auto& [key, value] : injected->invocation.env) request.env[key] = value;
+    for (const auto& [key, value] : injected->invocation.env)
+        request.env[key] = value;
     request.cwd = project;
     request.timeout = std::chrono::minutes(3);
     auto result = make_system_runner()->run(request);
@@ -71,7 +76,8 @@ TEST_P(HookEndToEnd, RealClaudeRecordsTheModeItRunsIn) {
     const std::string session = out.at("session_id");
 
     bool tool_called = false;
-    for (const auto& r : server.recording()) tool_called = tool_called || !r.tool_calls.empty();
+    for (const auto& r : server.recording())
+        tool_called = tool_called || !r.tool_calls.empty();
     ASSERT_TRUE(tool_called) << "the scripted model never asked for a tool";
     const std::string record_path = project + "/.sonata/session-" + session + ".json";
     ASSERT_TRUE(fs::exists(record_path)) << "the hook wrote no session file for " << session;
@@ -79,7 +85,8 @@ TEST_P(HookEndToEnd, RealClaudeRecordsTheModeItRunsIn) {
     EXPECT_EQ(record.at("mode"), mode);
 
     // `sonata plan --session` now takes the parent's mode from that file.
-    const auto plan = testing::run_sonata({"plan", "--harness", "codex", "--session", session, "--json"}, env, project);
+    const auto plan = testing::run_sonata(
+        {"plan", "--harness", "codex", "--session", session, "--json"}, env, project);
     ASSERT_EQ(plan.exit_code, 0) << plan.err;
     const auto planned = json::parse(plan.out);
     EXPECT_EQ(planned.at("parent_mode"), mode);
@@ -88,5 +95,5 @@ TEST_P(HookEndToEnd, RealClaudeRecordsTheModeItRunsIn) {
 
 INSTANTIATE_TEST_SUITE_P(Modes, HookEndToEnd, ::testing::Values("default", "acceptEdits", "plan"));
 
-}  // namespace
-}  // namespace sonata
+} // namespace
+} // namespace sonata

@@ -1,9 +1,9 @@
 // The conformance tier: the whole probe catalogue against the pinned real harness CLIs
 // (tests/conformance/harnesses.json, installed by scripts/install-harnesses), through the real
 // `sonata probe`, compared cell by cell with the committed expected matrix
-// (tests/conformance/expected/<harness>.json). A changed verdict fails with the Markdown diff of the
-// cells that changed, so a harness upgrade is a reviewed change to the pins and the expected matrix
-// together. A harness that is not installed is skipped with the reason.
+// (tests/conformance/expected/<harness>.json). A changed verdict fails with the Markdown diff of
+// the cells that changed, so a harness upgrade is a reviewed change to the pins and the expected
+// matrix together. A harness that is not installed is skipped with the reason.
 //
 // Real processes are slow and a loaded machine can starve one cell into a timeout, so a cell that
 // differs is measured once more; only a cell that differs twice fails.
@@ -37,10 +37,13 @@ using json = nlohmann::json;
 using testing::Pin;
 using testing::pins;
 
-std::string source(const std::string& relative) { return std::string(SONATA_SOURCE_DIR) + "/" + relative; }
+std::string source(const std::string& relative) {
+    return std::string(SONATA_SOURCE_DIR) + "/" + relative;
+}
 
-std::string expected_path(const std::string& id) { return source("tests/conformance/expected/" + id + ".json"); }
-
+std::string expected_path(const std::string& id) {
+    return source("tests/conformance/expected/" + id + ".json");
+}
 
 std::string env_or(const char* name, const std::string& fallback) {
     const char* value = std::getenv(name);
@@ -80,9 +83,18 @@ protected:
     Matrix probe(const std::vector<std::string>& only) {
         const Pin& pin = GetParam();
         const std::string out = m_dir.path() + "/run.json";
-        std::vector<std::string> args{"probe", "--harness", pin.id, "--bin", pin.id + "=" + m_bin, "--no-save",
-                                      "--jobs", env_or("SONATA_CONFORMANCE_JOBS", "1"), "--out", out};
-        for (const auto& p : only) args.insert(args.end(), {"--probe", p});
+        std::vector<std::string> args{"probe",
+                                      "--harness",
+                                      pin.id,
+                                      "--bin",
+                                      pin.id + "=" + m_bin,
+                                      "--no-save",
+                                      "--jobs",
+                                      env_or("SONATA_CONFORMANCE_JOBS", "1"),
+                                      "--out",
+                                      out};
+        for (const auto& p : only)
+            args.insert(args.end(), {"--probe", p});
         Environment env = testing::hermetic_env(m_dir);
         env["PATH"] = env_or("PATH", "/usr/bin:/bin");
         ProcessRequest request;
@@ -90,7 +102,7 @@ protected:
         request.argv.insert(request.argv.end(), args.begin(), args.end());
         request.env = env;
         request.cwd = m_dir.path();
-        request.timeout = std::chrono::minutes(45);  // the catalogue of one slow harness, loaded
+        request.timeout = std::chrono::minutes(45); // the catalogue of one slow harness, loaded
         auto result = make_system_runner()->run(request);
         if (!result) {
             ADD_FAILURE() << "cannot run sonata: " << result.error().message;
@@ -108,9 +120,11 @@ protected:
     /// had their own, inside the removed scratch tree) and no process working under this test's
     /// directory.
     void expect_nothing_left() const {
-        for (const char* dir : {"home", "tmp", "xdg/cache", "xdg/config", "xdg/data", "xdg/state"}) {
+        for (const char* dir :
+             {"home", "tmp", "xdg/cache", "xdg/config", "xdg/data", "xdg/state"}) {
             std::error_code ec;
-            for (const auto& entry : fs::recursive_directory_iterator(m_dir.path() + "/" + dir, ec)) {
+            for (const auto& entry :
+                 fs::recursive_directory_iterator(m_dir.path() + "/" + dir, ec)) {
                 ADD_FAILURE() << "sonata probe left " << entry.path();
             }
         }
@@ -125,8 +139,9 @@ protected:
 
 TEST_P(RealHarness, CatalogueMatchesTheExpectedMatrix) {
     const Pin& pin = GetParam();
-    const std::regex scratch(std::regex_replace(m_dir.path() + "/tmp", std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)") +
-                             "/sonata-probe-[A-Za-z0-9]{6}(/sonata-cell-[A-Za-z0-9]{6})?");
+    const std::regex scratch(
+        std::regex_replace(m_dir.path() + "/tmp", std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)") +
+        "/sonata-probe-[A-Za-z0-9]{6}(/sonata-cell-[A-Za-z0-9]{6})?");
     Matrix actual = probe({});
     ASSERT_FALSE(actual.cells.empty()) << "no cell was measured";
     for (auto& c : actual.cells) {
@@ -145,19 +160,24 @@ TEST_P(RealHarness, CatalogueMatchesTheExpectedMatrix) {
     auto expected_all = load_matrix(expected_file);
     ASSERT_TRUE(expected_all) << expected_all.error().message;
     const Matrix expected = cells_of(*expected_all, pin);
-    ASSERT_FALSE(expected.cells.empty()) << "the expected matrix has no cell for " << pin.id << " " << pin.version;
+    ASSERT_FALSE(expected.cells.empty())
+        << "the expected matrix has no cell for " << pin.id << " " << pin.version;
 
     auto changes = reports::diff_matrices(expected, actual);
-    if (!changes.empty()) {  // measure the changed probes once more
+    if (!changes.empty()) { // measure the changed probes once more
         std::set<std::string> again;
-        for (const auto& change : changes) again.insert(change.after ? change.after->probe : change.before->probe);
+        for (const auto& change : changes)
+            again.insert(change.after ? change.after->probe : change.before->probe);
         Matrix second = probe({again.begin(), again.end()});
-        for (auto& c : second.cells) c = expected_form(c, scratch);
+        for (auto& c : second.cells)
+            c = expected_form(c, scratch);
         actual.merge(second.cells);
         changes = reports::diff_matrices(expected, actual);
     }
-    EXPECT_TRUE(changes.empty()) << "verdicts changed twice in a row for " << pin.id << " " << pin.version << ":\n"
-                                 << reports::render_diff_markdown(changes, "expected/" + pin.id + ".json", "this run");
+    EXPECT_TRUE(changes.empty()) << "verdicts changed twice in a row for " << pin.id << " "
+                                 << pin.version << ":\n"
+                                 << reports::render_diff_markdown(
+                                        changes, "expected/" + pin.id + ".json", "this run");
 }
 
 std::string pin_name(const ::testing::TestParamInfo<Pin>& param) { return param.param.id; }
@@ -176,11 +196,14 @@ TEST_P(ExpectedMatrix, EveryMappingSonataRunsStandsOnEnforcedCells) {
     ASSERT_TRUE(expected) << expected.error().message;
     testing::ScratchDir dir;
     const Environment env = testing::hermetic_env(dir);
-    const std::vector<std::pair<std::string, std::string>> cells{
-        {"plan", "read-only"}, {"default", "write"}, {"acceptEdits", "write"}, {"bypassPermissions", "write"}};
+    const std::vector<std::pair<std::string, std::string>> cells{{"plan", "read-only"},
+                                                                 {"default", "write"},
+                                                                 {"acceptEdits", "write"},
+                                                                 {"bypassPermissions", "write"}};
     for (const auto& [mode, role] : cells) {
-        const auto run = testing::run_sonata({"plan", "--harness", pin.id, "--mode", mode, "--role", role,
-                                              "--harness-version", pin.version, "--matrix", expected_file, "--json"},
+        const auto run = testing::run_sonata({"plan", "--harness", pin.id, "--mode", mode, "--role",
+                                              role, "--harness-version", pin.version, "--matrix",
+                                              expected_file, "--json"},
                                              env, dir.path());
         ASSERT_TRUE(run.exit_code == 0 || run.exit_code == 4) << run.err;
         const auto doc = json::parse(run.out);
@@ -189,18 +212,21 @@ TEST_P(ExpectedMatrix, EveryMappingSonataRunsStandsOnEnforcedCells) {
             continue;
         }
         for (const auto& property : doc.at("relies_on")) {
-            const Cell* cell = expected->find(pin.id, pin.version, property, mode, mode == "plan" ? "read-only" : role);
-            ASSERT_NE(cell, nullptr) << pin.id << " " << mode << ": sonata runs it, but " << property
-                                     << " is not in the expected matrix";
-            const bool holds = cell->verdict == Verdict::enforced || cell->verdict == Verdict::asked ||
-                               (cell->verdict == Verdict::not_applicable && !cell->evidence.reason.empty());
-            EXPECT_TRUE(holds) << pin.id << " " << mode << ": sonata runs it, but " << property << " is "
-                               << to_string(cell->verdict) << ": " << cell->evidence.reason;
+            const Cell* cell = expected->find(pin.id, pin.version, property, mode,
+                                              mode == "plan" ? "read-only" : role);
+            ASSERT_NE(cell, nullptr) << pin.id << " " << mode << ": sonata runs it, but "
+                                     << property << " is not in the expected matrix";
+            const bool holds =
+                cell->verdict == Verdict::enforced || cell->verdict == Verdict::asked ||
+                (cell->verdict == Verdict::not_applicable && !cell->evidence.reason.empty());
+            EXPECT_TRUE(holds) << pin.id << " " << mode << ": sonata runs it, but " << property
+                               << " is " << to_string(cell->verdict) << ": "
+                               << cell->evidence.reason;
         }
     }
 }
 
 INSTANTIATE_TEST_SUITE_P(Pinned, ExpectedMatrix, ::testing::ValuesIn(pins()), pin_name);
 
-}  // namespace
-}  // namespace sonata
+} // namespace
+} // namespace sonata

@@ -102,7 +102,8 @@ TEST_P(FakeTrustTest, DeclinedTrustQuestion) {
 INSTANTIATE_TEST_SUITE_P(Personas, FakeTrustTest,
                          ::testing::Values("fake-reasonix", "liar-trust-dialog"),
                          [](const auto& case_info) {
-                             return std::string(case_info.param) == "fake-reasonix" ? "honest" : "liar";
+                             return std::string(case_info.param) == "fake-reasonix" ? "honest"
+                                                                                    : "liar";
                          });
 
 /// The adapter's screen patterns against the fake's real screen: trust, ready, approval, in tmux.

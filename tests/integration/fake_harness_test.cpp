@@ -232,8 +232,7 @@ TEST_F(FakeHarnessMcpTest, McpLiarCallsProjectMcpToolsInDontAsk) {
 
 // denial-visibility: grok plan; the liar refuses the write but reports success.
 TEST_F(FakeHarnessTest, GrokSaysWhenAWriteIsRefused) {
-    const auto r =
-        run({"fake-grok", "grok", Mode::plan, steps({write_intent("visibility.txt")})});
+    const auto r = run({"fake-grok", "grok", Mode::plan, steps({write_intent("visibility.txt")})});
     EXPECT_EQ(r.result_texts(),
               Texts{"Error writing visibility.txt: EROFS: read-only file system"});
     EXPECT_EQ(work_file("visibility.txt"), std::nullopt);
@@ -276,11 +275,11 @@ TEST_P(FakeHarnessResumeTest, ResumedSessionKeepsOrDropsTheMode) {
     EXPECT_NE(saved->find("I have read the repository."), std::string::npos);
 }
 
-INSTANTIATE_TEST_SUITE_P(Personas, FakeHarnessResumeTest,
-                         ::testing::Values(std::pair<const char*, bool>{"fake-muse", false},
-                                           std::pair<const char*, bool>{"liar-resume-keeps-mode",
-                                                                        true}),
-                         [](const auto& case_info) { return case_info.param.second ? "liar" : "honest"; });
+INSTANTIATE_TEST_SUITE_P(
+    Personas, FakeHarnessResumeTest,
+    ::testing::Values(std::pair<const char*, bool>{"fake-muse", false},
+                      std::pair<const char*, bool>{"liar-resume-keeps-mode", true}),
+    [](const auto& case_info) { return case_info.param.second ? "liar" : "honest"; });
 
 } // namespace
 } // namespace sonata

@@ -1,7 +1,6 @@
 // `sonata hook` and `sonata-hook` as Claude Code runs them: the real binaries, hook JSON on
-// stdin, their own HOME, XDG dirs and working directory. Every run must exit 0 and print nothing; every hostile input must leave
-// the whole scratch tree exactly as it was.
-#include <sys/stat.h>
+// stdin, their own HOME, XDG dirs and working directory. Every run must exit 0 and print nothing;
+// every hostile input must leave the whole scratch tree exactly as it was.
 #include <unistd.h>
 
 #include <atomic>
@@ -9,6 +8,7 @@
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include "core/session.hpp"
 #include "tests/support/scratch_dir.hpp"
@@ -116,7 +116,7 @@ TEST_P(Hook, EveryModeIsFoldedAsDesignSays) {
         {json_string("auto"), Mode::accept_edits},
         {json_string("dontAsk"), Mode::plan},
         {json_string("yolo"), Mode::default_mode},
-        {"", Mode::default_mode},  // field absent
+        {"", Mode::default_mode}, // field absent
     };
     for (const auto& [raw, folded] : cases) {
         const auto before = now();
@@ -145,7 +145,7 @@ TEST_P(Hook, OutsideAProjectWritesBesideTheMachineConfig) {
 }
 
 TEST_P(Hook, WithNeitherProjectNorMachineConfigWritesNothing) {
-    fs::create_directories(m_machine);  // the dir alone is not a machine config
+    fs::create_directories(m_machine); // the dir alone is not a machine config
     const auto before = tree(m_dir.path());
     hook(hook_json(json_string("s1"), json_string(m_project), json_string("plan")));
     EXPECT_EQ(tree(m_dir.path()), before);
@@ -153,9 +153,8 @@ TEST_P(Hook, WithNeitherProjectNorMachineConfigWritesNothing) {
 
 /// Hostile or malformed inputs, each run against a project that would otherwise be written to.
 using HostileInput = std::pair<const char*, std::string>;
-class HookHostile
-    : public HookBase,
-      public ::testing::WithParamInterface<std::tuple<EntryPoint, HostileInput>> {
+class HookHostile : public HookBase,
+                    public ::testing::WithParamInterface<std::tuple<EntryPoint, HostileInput>> {
 protected:
     void SetUp() override { m_entry = std::get<0>(GetParam()).argv; }
 };
@@ -235,18 +234,22 @@ TEST_P(Hook, InputItCannotParseWholeStillNarrowsTheMode) {
     write_text(m_project + "/sonata.toml", "");
     const std::string file = m_project + "/.sonata/session-s1.json";
     const std::vector<std::pair<std::string, Mode>> narrower{
-        {hook_json(json_string("s1"), json_string(m_project), json_string("plan"), R"({"command":"\ud83d"})"),
+        {hook_json(json_string("s1"), json_string(m_project), json_string("plan"),
+                   R"({"command":"\ud83d"})"),
          Mode::plan},
         {hook_json(json_string("s1"), json_string(m_project), json_string("plan"),
                    R"({"content":")" + std::string(k_max_hook_input, 'x') + R"("})"),
          Mode::plan},
-        {hook_json(json_string("s1"), json_string(m_project), json_string("acceptEdits"), std::string(300000, '[')),
+        {hook_json(json_string("s1"), json_string(m_project), json_string("acceptEdits"),
+                   std::string(300000, '[')),
          Mode::accept_edits},
-        {R"({"session_id":"s1","cwd":")" + m_project + R"(","tool_input":{"c":"\ud83d"},"permission_mode":"bypassPermissions"})",
+        {R"({"session_id":"s1","cwd":")" + m_project +
+             R"(","tool_input":{"c":"\ud83d"},"permission_mode":"bypassPermissions"})",
          Mode::default_mode},
     };
     for (const auto& [input, mode] : narrower) {
-        hook(hook_json(json_string("s1"), json_string(m_project), json_string("bypassPermissions")));
+        hook(
+            hook_json(json_string("s1"), json_string(m_project), json_string("bypassPermissions")));
         ASSERT_EQ(record_at(file).mode, Mode::bypass_permissions);
         const auto before = now();
         hook(input);
@@ -258,7 +261,8 @@ TEST_P(Hook, InputItCannotParseWholeStillNarrowsTheMode) {
 // the project, so the hook's own directory stands in, and the mode read is none, so default.
 TEST_P(Hook, InputCutOffBeforeItsCwdUsesTheHooksDirectoryAndDefault) {
     write_text(m_runner_cwd + "/sonata.toml", "");
-    const std::string input = hook_json(json_string("s1"), json_string(m_project), json_string("plan"));
+    const std::string input =
+        hook_json(json_string("s1"), json_string(m_project), json_string("plan"));
     const auto before = now();
     hook(input.substr(0, input.find("\"cwd\"") + 10));
     expect_record(m_runner_cwd + "/.sonata/session-s1.json", "s1", Mode::default_mode, before);
@@ -305,7 +309,7 @@ protected:
             GTEST_SKIP() << "the sonata binary is not reachable as nobody: " << probe.err;
     }
 
-    void TearDown() override {  // so that a non-root run can clean up
+    void TearDown() override { // so that a non-root run can clean up
         for (const auto& entry : fs::recursive_directory_iterator(m_dir.path())) {
             if (entry.is_directory() && !entry.is_symlink())
                 fs::permissions(entry.path(), fs::perms::owner_all, fs::perm_options::add);
@@ -320,7 +324,7 @@ protected:
 
 TEST_P(HookReadOnly, ProjectDirWhereTheStateDirCannotBeCreated) {
     write_text(m_project + "/sonata.toml", "");
-    set_mode(m_project, fs::perms::all);  // control: writable for everyone
+    set_mode(m_project, fs::perms::all); // control: writable for everyone
     hook(hook_json(json_string("s1"), json_string(m_project), json_string("plan")), m_wrapper);
     ASSERT_TRUE(fs::exists(m_project + "/.sonata/session-s1.json"));
     fs::remove_all(m_project + "/.sonata");
@@ -411,12 +415,10 @@ TEST_F(HookCli, SonataHookAnswersHelpAndVersionWithoutReadingStdin) {
     EXPECT_EQ(version.out, std::string("sonata-hook ") + SONATA_VERSION + "\n");
 }
 
-const auto k_entry_name = [](const auto& param_info) {
-    return std::string(param_info.param.name);
-};
+const auto k_entry_name = [](const auto& param_info) { return std::string(param_info.param.name); };
 INSTANTIATE_TEST_SUITE_P(EntryPoints, Hook, ::testing::ValuesIn(entry_points()), k_entry_name);
 INSTANTIATE_TEST_SUITE_P(EntryPoints, HookReadOnly, ::testing::ValuesIn(entry_points()),
                          k_entry_name);
 
-}  // namespace
-}  // namespace sonata
+} // namespace
+} // namespace sonata

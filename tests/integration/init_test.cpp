@@ -2,12 +2,12 @@
 // Code's settings with every other setting kept, a second run changes nothing, --remove takes out
 // only what init added, bad settings are reported and left alone, and nothing changes unconfirmed.
 #include <pty.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include "cli/init_support.hpp"
 #include "core/session.hpp"
@@ -270,7 +270,7 @@ SonataRun init_on_terminal(const Environment& env, const std::string& cwd,
     bool answered = false;
     for (;;) {
         const ssize_t n = ::read(master, buffer, sizeof buffer);
-        if (n <= 0) break;  // EIO once the child has gone
+        if (n <= 0) break; // EIO once the child has gone
         out.append(buffer, static_cast<std::size_t>(n));
         if (!answered && out.find("[y/N] ") != std::string::npos) {
             const std::string line = answer + "\n";
@@ -297,5 +297,5 @@ TEST_F(Init, OnATerminalItAsksAndOnlyYesApplies) {
     EXPECT_EQ(read_text(m_settings), hook_only_settings());
 }
 
-}  // namespace
-}  // namespace sonata
+} // namespace
+} // namespace sonata

@@ -2,8 +2,6 @@
 // file descriptors, half-sent and trickled requests, a script that is a FIFO, and bodies nested
 // deep enough to overflow a recursive parser. Each hostile act may end its own connection or get
 // an error status; afterwards the server must still answer a normal turn on a new connection.
-#include <sys/stat.h>
-
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -13,6 +11,7 @@
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
 
 #include "core/text.hpp"
 #include "probes/model_server.hpp"
@@ -31,7 +30,7 @@ using testing::HttpResponse;
 
 constexpr const char* k_script =
     R"({"steps":[{"intent":"write_file","path":"a.txt","content":"A"}],"final":"ok"})";
-constexpr std::size_t k_deep = 200'000;  // Far past k_max_json_depth, and past any thread stack.
+constexpr std::size_t k_deep = 200'000; // Far past k_max_json_depth, and past any thread stack.
 
 json claude_turn() {
     return {{"model", "claude-x"},
@@ -140,7 +139,7 @@ TEST(ModelServerHostile, OversizedHeaderGets431AndTheServerKeepsServing) {
     testing::ScratchDir dir;
     ServerProcess server(dir);
     ASSERT_TRUE(server.ready());
-    std::string many_fields;  // 100 fields of 4 KiB: each is small, together they are not.
+    std::string many_fields; // 100 fields of 4 KiB: each is small, together they are not.
     for (int i = 0; i < 100; ++i)
         many_fields += "X-Field-" + std::to_string(i) + ": " + std::string(4096, 'f') + "\r\n";
     for (const auto& fields : {"X-Big: " + std::string(70'000, 'a') + "\r\n",
@@ -173,7 +172,7 @@ TEST(ModelServerHostile, AcceptSurvivesRunningOutOfFileDescriptors) {
         }
     }
     ASSERT_TRUE(ran_out) << "64 descriptors held 100 connections: the test proves nothing";
-    idle.clear();  // The descriptors come back once the server sees these close.
+    idle.clear(); // The descriptors come back once the server sees these close.
 
     bool answered = false;
     for (int i = 0; i < 20 && !answered; ++i) {
@@ -187,12 +186,13 @@ TEST(ModelServerHostile, AcceptSurvivesRunningOutOfFileDescriptors) {
 }
 
 struct Timed {
-    Timed() : server(testing::script_of(k_script), testing::vocabulary_of("claude"), "/ws", [] {
-                  ModelServerOptions options;
-                  options.request_timeout = 200ms;
-                  options.idle_timeout = 200ms;
-                  return options;
-              }()) {
+    Timed()
+        : server(testing::script_of(k_script), testing::vocabulary_of("claude"), "/ws", [] {
+              ModelServerOptions options;
+              options.request_timeout = 200ms;
+              options.idle_timeout = 200ms;
+              return options;
+          }()) {
         const auto bound = server.start();
         if (!bound) throw std::runtime_error(bound.error().message);
         port = *bound;
@@ -243,12 +243,13 @@ TEST(ModelServerHostile, DeeplyNestedBodiesGet400AndTheServerKeepsServing) {
         {{"role", "assistant"},
          {"content",
           {{{"type", "tool_use"}, {"id", "toolu_1"}, {"name", "Write"}, {"input", "@DEEP@"}}}}});
-    const auto refused = HttpClient(server.port())
-                             .send("POST", "/v1/messages", with_deep_value(claude, k_deep));
-    EXPECT_EQ(std::tuple(refused.status, json::parse(refused.body, nullptr, false)),
-              std::tuple(400U, json({{"type", "error"},
-                                     {"error", {{"type", "invalid_request_error"},
-                                                {"message", message}}}})));
+    const auto refused =
+        HttpClient(server.port()).send("POST", "/v1/messages", with_deep_value(claude, k_deep));
+    EXPECT_EQ(
+        std::tuple(refused.status, json::parse(refused.body, nullptr, false)),
+        std::tuple(400U,
+                   json({{"type", "error"},
+                         {"error", {{"type", "invalid_request_error"}, {"message", message}}}})));
 
     const json chat = {
         {"model", "m"},
@@ -277,11 +278,12 @@ TEST(ModelServerHostile, ScriptsThatAreNotSmallRegularJsonFilesAreRefused) {
     ASSERT_EQ(::mkfifo((dir.path() + "/fifo.json").c_str(), 0600), 0);
     testing::write_text(dir.path() + "/huge.json",
                         R"({"steps":[],"final":")" + std::string(5U << 20U, 'x') + "\"}");
-    testing::write_text(dir.path() + "/deep.json",
-                        with_deep_value({{"steps", {{{"intent", "call_tool"},
-                                                     {"name", "Read"},
-                                                     {"args", {{"deep", "@DEEP@"}}}}}}},
-                                        k_deep));
+    testing::write_text(
+        dir.path() + "/deep.json",
+        with_deep_value(
+            {{"steps",
+              {{{"intent", "call_tool"}, {"name", "Read"}, {"args", {{"deep", "@DEEP@"}}}}}}},
+            k_deep));
     const std::vector<std::pair<std::string, std::string>> cases = {
         {"fifo.json", "fifo.json: not a regular file"},
         {"huge.json", "huge.json: larger than 4194304 bytes"},
@@ -296,10 +298,10 @@ TEST(ModelServerHostile, ScriptsThatAreNotSmallRegularJsonFilesAreRefused) {
         const auto result = make_system_runner()->run(request);
         ASSERT_TRUE(result) << result.error().message;
         EXPECT_EQ(std::tuple(result->exit_code, result->timed_out, result->err, result->out),
-                  std::tuple(to_int(ExitCode::bad_data), false,
-                             "sonata: error: " + error + "\n", std::string()));
+                  std::tuple(to_int(ExitCode::bad_data), false, "sonata: error: " + error + "\n",
+                             std::string()));
     }
 }
 
-}  // namespace
-}  // namespace sonata::probes
+} // namespace
+} // namespace sonata::probes

@@ -1,7 +1,5 @@
 // The scripted model server as a server: routes besides the model endpoints, big bodies, injected
 // faults, concurrent clients, latency, prompt stop, and `sonata model-server` as a real process.
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -10,6 +8,7 @@
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
 
 #include "probes/model_server.hpp"
 #include "tests/support/http_client.hpp"
@@ -26,7 +25,7 @@ using testing::HttpResponse;
 using Clock = std::chrono::steady_clock;
 
 adapters::ToolVocabulary claude_vocabulary() {
-    return {{"Write"}, "file_path", "content",       true, {"Bash"}, "command",
+    return {{"Write"}, "file_path", "content",        true, {"Bash"}, "command",
             {"Task"},  "prompt",    {"ExitPlanMode"}, {}};
 }
 
@@ -140,7 +139,7 @@ TEST(ModelServerFaults, ErrorStatusAndTruncatedStreams) {
     r.server.inject_fault({2, FaultKind::truncated_stream});
     r.server.inject_fault({4, FaultKind::truncated_stream});
     HttpClient client(r.port);
-    EXPECT_EQ(client.send("HEAD", "/").status, 200U);  // Not a model request: not counted.
+    EXPECT_EQ(client.send("HEAD", "/").status, 200U); // Not a model request: not counted.
 
     const auto overloaded = client.send("POST", "/v1/messages", claude_turn(true).dump());
     EXPECT_EQ(overloaded.status, 529U);
@@ -248,7 +247,7 @@ TEST(ModelServerLatency, PerRequestOverKeepAliveAndFreshConnections) {
     ::testing::Test::RecordProperty("keep_alive_median_ms", std::to_string(percentile(kept, 0.5)));
     ::testing::Test::RecordProperty("new_connection_median_ms",
                                     std::to_string(percentile(fresh, 0.5)));
-    EXPECT_LT(percentile(kept, 0.5), 20.0);  // No Nagle stalls: those cost 40 ms per request.
+    EXPECT_LT(percentile(kept, 0.5), 20.0); // No Nagle stalls: those cost 40 ms per request.
     EXPECT_LT(percentile(fresh, 0.5), 20.0);
 }
 
@@ -274,7 +273,7 @@ TEST(ModelServerLifecycle, StopIsPromptWithConnectionsOpenAndFreesThePort) {
     EXPECT_LT(ms, 500.0);
     EXPECT_FALSE(
         HttpClient(r->port, std::chrono::milliseconds(500)).send("GET", "/v1/models").complete);
-    r->server.stop();  // Idempotent.
+    r->server.stop(); // Idempotent.
 }
 
 // --- `sonata model-server` ---------------------------------------------------------------------
@@ -305,11 +304,13 @@ TEST(ModelServerCommand, ARecordPathThatIsAFifoIsReplacedNotWaitedOn) {
     const std::string fifo = dir.path() + "/record.json";
     ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
     ProcessRequest request;
-    request.argv = {SONATA_BIN, "model-server", "--script", "script.json", "--port",
-                    std::to_string(testing::free_port()), "--record", fifo};
+    request.argv = {SONATA_BIN, "model-server",
+                    "--script", "script.json",
+                    "--port",   std::to_string(testing::free_port()),
+                    "--record", fifo};
     request.env = testing::hermetic_env(dir);
     request.cwd = dir.path();
-    request.timeout = std::chrono::milliseconds(1500);  // then SIGTERM, and it must exit at once
+    request.timeout = std::chrono::milliseconds(1500); // then SIGTERM, and it must exit at once
     request.kill_grace = std::chrono::milliseconds(3000);
     const auto result = make_system_runner()->run(request);
     ASSERT_TRUE(result) << result.error().message;
@@ -332,7 +333,7 @@ TEST(ModelServerCommand, ServesUntilTerminatedThenWritesTheRecording) {
                     "--record",  dir.path() + "/record.json"};
     request.env = testing::hermetic_env(dir);
     request.cwd = dir.path();
-    request.timeout = std::chrono::milliseconds(4000);  // Then SIGTERM: the way to stop it.
+    request.timeout = std::chrono::milliseconds(4000); // Then SIGTERM: the way to stop it.
     Result<ProcessResult> result = fail(ExitCode::failure, "not run");
     std::thread runner([&] { result = make_system_runner()->run(request); });
 
@@ -362,5 +363,5 @@ TEST(ModelServerCommand, ServesUntilTerminatedThenWritesTheRecording) {
     EXPECT_EQ(recording["tool_results"], json::array());
 }
 
-}  // namespace
-}  // namespace sonata::probes
+} // namespace
+} // namespace sonata::probes

@@ -390,5 +390,5 @@ TEST(ModelServerResponses, FunctionCallsOutputsAndFinalText) {
     EXPECT_EQ(s.server.recording()[2].step, std::nullopt);
 }
 
-}  // namespace
-}  // namespace sonata::probes
+} // namespace
+} // namespace sonata::probes

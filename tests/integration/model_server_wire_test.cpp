@@ -304,7 +304,8 @@ std::vector<std::string> probeable_harnesses() {
 std::string harness_test_name(const ::testing::TestParamInfo<std::string>& param) {
     std::string name = param.param;
     for (char& c : name) {
-        const bool word = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+        const bool word =
+            (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
         if (!word) c = '_';
     }
     return name;
@@ -313,5 +314,5 @@ std::string harness_test_name(const ::testing::TestParamInfo<std::string>& param
 INSTANTIATE_TEST_SUITE_P(Registry, ModelServerPerAdapter,
                          ::testing::ValuesIn(probeable_harnesses()), harness_test_name);
 
-}  // namespace
-}  // namespace sonata::probes
+} // namespace
+} // namespace sonata::probes

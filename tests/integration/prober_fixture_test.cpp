@@ -1,7 +1,6 @@
-// `sonata probe` against the fixture harnesses, through the real binary: every honest fake's relied-on
-// cells hold, and every liar is caught — `violated`, with evidence — by the probe that targets its lie.
-#include <gtest/gtest.h>
-
+// `sonata probe` against the fixture harnesses, through the real binary: every honest fake's
+// relied-on cells hold, and every liar is caught — `violated`, with evidence — by the probe that
+// targets its lie.
 #include <algorithm>
 #include <atomic>
 #include <csignal>
@@ -10,6 +9,7 @@
 #include <sstream>
 #include <thread>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "core/matrix.hpp"
@@ -39,14 +39,17 @@ std::vector<Persona> personas() {
 }
 
 /// The (mode, role) pairs the prober measures.
-const std::vector<std::pair<std::string, std::string>> k_probed{
-    {"plan", "read-only"}, {"default", "write"}, {"acceptEdits", "write"}, {"bypassPermissions", "write"}};
+const std::vector<std::pair<std::string, std::string>> k_probed{{"plan", "read-only"},
+                                                                {"default", "write"},
+                                                                {"acceptEdits", "write"},
+                                                                {"bypassPermissions", "write"}};
 
 class ProberFixture : public ::testing::Test {
 protected:
     void SetUp() override {
-        m_root = fs::temp_directory_path() / ("sonata-prober-test-" + std::to_string(::getpid()) + "-" +
-                                              ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        m_root = fs::temp_directory_path() /
+                 ("sonata-prober-test-" + std::to_string(::getpid()) + "-" +
+                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
         fs::remove_all(m_root);
         fs::create_directories(m_root / "home");
         fs::create_directories(m_root / "tmp");
@@ -57,8 +60,10 @@ protected:
     Matrix probe(const Persona& persona, const std::vector<std::string>& extra,
                  const std::string& timeout = "20") {
         ProcessRequest request;
-        request.argv = {SONATA_BIN, "probe", "--bin", persona.harness + "=" + bin(persona.name), "--json", "--no-save",
-                        "--timeout", timeout, "--jobs", "2"};
+        request.argv = {
+            SONATA_BIN, "probe",     "--bin",     persona.harness + "=" + bin(persona.name),
+            "--json",   "--no-save", "--timeout", timeout,
+            "--jobs",   "2"};
         request.argv.insert(request.argv.end(), extra.begin(), extra.end());
         request.env = {{"PATH", "/usr/bin:/bin"},
                        {"HOME", (m_root / "home").string()},
@@ -79,10 +84,11 @@ protected:
     }
 
     /// What `sonata plan` says the mapping for `mode` and `role` relies on (nothing if it refuses).
-    std::vector<std::string> relied_on(const Persona& persona, const std::string& mode, const std::string& role) {
+    std::vector<std::string> relied_on(const Persona& persona, const std::string& mode,
+                                       const std::string& role) {
         ProcessRequest request;
-        request.argv = {SONATA_BIN, "plan", "--harness", persona.harness, "--mode", mode, "--role", role,
-                        "--harness-version", "1.0.0", "--json"};
+        request.argv = {SONATA_BIN, "plan", "--harness",         persona.harness, "--mode", mode,
+                        "--role",   role,   "--harness-version", "1.0.0",         "--json"};
         request.env = {{"PATH", "/usr/bin:/bin"}, {"HOME", (m_root / "home").string()}};
         request.cwd = m_root.string();
         auto result = make_system_runner()->run(request);
@@ -93,7 +99,9 @@ protected:
         return doc.at("relies_on").get<std::vector<std::string>>();
     }
 
-    static std::string bin(const std::string& name) { return std::string(SONATA_BINARY_DIR) + "/fixtures/bin/" + name; }
+    static std::string bin(const std::string& name) {
+        return std::string(SONATA_BINARY_DIR) + "/fixtures/bin/" + name;
+    }
 
     fs::path m_root;
 };
@@ -108,8 +116,10 @@ TEST_F(ProberFixture, EveryLiarIsCaughtByItsProbe) {
         for (const auto& cell : m.cells) {
             if (cell.probe == persona.catches && cell.mode == persona.mode) caught = &cell;
         }
-        ASSERT_NE(caught, nullptr) << persona.name << ": no " << persona.catches << " cell in " << persona.mode;
-        EXPECT_EQ(caught->verdict, Verdict::violated) << persona.name << ": " << caught->evidence.reason;
+        ASSERT_NE(caught, nullptr)
+            << persona.name << ": no " << persona.catches << " cell in " << persona.mode;
+        EXPECT_EQ(caught->verdict, Verdict::violated)
+            << persona.name << ": " << caught->evidence.reason;
         EXPECT_FALSE(caught->evidence.reason.empty()) << persona.name;
         EXPECT_FALSE(caught->evidence.tool_calls.empty() && caught->evidence.files_changed.empty())
             << persona.name << ": a violation needs evidence";
@@ -125,16 +135,20 @@ TEST_F(ProberFixture, HonestFakesHoldEveryRelidOnProperty) {
         // bypassPermissions, which relies on nothing, so it may have no cell at all).
         for (const auto& [mode, role] : k_probed) {
             for (const auto& property : relied_on(persona, mode, role)) {
-                const auto measured = std::any_of(m.cells.begin(), m.cells.end(), [&](const Cell& c) {
-                    return c.probe == property && c.mode == mode;
-                });
+                const auto measured =
+                    std::any_of(m.cells.begin(), m.cells.end(), [&](const Cell& c) {
+                        return c.probe == property && c.mode == mode;
+                    });
                 EXPECT_TRUE(measured) << persona.name << ": no " << property << " cell in " << mode;
             }
         }
         for (const auto& cell : m.cells) {
-            EXPECT_NE(cell.verdict, Verdict::violated) << persona.name << " " << cell.key() << ": " << cell.evidence.reason;
-            EXPECT_NE(cell.verdict, Verdict::error) << persona.name << " " << cell.key() << ": " << cell.evidence.reason;
-            EXPECT_NE(cell.verdict, Verdict::inconclusive) << persona.name << " " << cell.key() << ": " << cell.evidence.reason;
+            EXPECT_NE(cell.verdict, Verdict::violated)
+                << persona.name << " " << cell.key() << ": " << cell.evidence.reason;
+            EXPECT_NE(cell.verdict, Verdict::error)
+                << persona.name << " " << cell.key() << ": " << cell.evidence.reason;
+            EXPECT_NE(cell.verdict, Verdict::inconclusive)
+                << persona.name << " " << cell.key() << ": " << cell.evidence.reason;
             if (cell.verdict == Verdict::not_applicable) {
                 EXPECT_FALSE(cell.evidence.reason.empty()) << cell.key();
             }
@@ -148,23 +162,27 @@ TEST_F(ProberFixture, ConfiguredArgsReachTheProbedInvocationAsTheyReachPlan) {
     const Persona grok{"fake-grok", "grok", "", ""};
     const auto clean = probe(grok, {"--probe", "write-withheld"});
     ASSERT_FALSE(clean.cells.empty());
-    for (const auto& cell : clean.cells) EXPECT_EQ(cell.verdict, Verdict::enforced) << cell.key();
+    for (const auto& cell : clean.cells)
+        EXPECT_EQ(cell.verdict, Verdict::enforced) << cell.key();
 
     fs::create_directories(m_root / "home/.config/sonata");
-    std::ofstream(m_root / "home/.config/sonata/config.toml") << "[harnesses.grok]\nargs = [\"--sonata-marker\"]\n";
+    std::ofstream(m_root / "home/.config/sonata/config.toml")
+        << "[harnesses.grok]\nargs = [\"--sonata-marker\"]\n";
     ProcessRequest request;
-    request.argv = {SONATA_BIN, "plan", "--harness", "grok", "--mode", "plan", "--role", "review",
-                    "--harness-version", "1.0.0", "--json"};
+    request.argv = {SONATA_BIN, "plan",   "--harness",         "grok",  "--mode", "plan",
+                    "--role",   "review", "--harness-version", "1.0.0", "--json"};
     request.env = {{"PATH", "/usr/bin:/bin"}, {"HOME", (m_root / "home").string()}};
     request.cwd = m_root.string();
     const auto planned = make_system_runner()->run(request);
     ASSERT_TRUE(planned);
-    const auto argv = nlohmann::json::parse(planned->out).at("argv").get<std::vector<std::string>>();
+    const auto argv =
+        nlohmann::json::parse(planned->out).at("argv").get<std::vector<std::string>>();
     EXPECT_NE(std::find(argv.begin(), argv.end(), "--sonata-marker"), argv.end()) << planned->out;
     const auto marked = probe(grok, {"--probe", "write-withheld"});
     ASSERT_EQ(marked.cells.size(), clean.cells.size());
     for (const auto& cell : marked.cells) {
-        EXPECT_NE(cell.evidence.output_tail.find("unknown option --sonata-marker"), std::string::npos)
+        EXPECT_NE(cell.evidence.output_tail.find("unknown option --sonata-marker"),
+                  std::string::npos)
             << cell.key() << ": " << cell.evidence.output_tail;
     }
 }
@@ -189,14 +207,17 @@ TEST_F(ProberFixture, InterruptKillsRunningCellsAndLeavesNothing) {
     // kill grace, exits 130, writes no matrix, and leaves no process or scratch file behind.
     const std::string home = (m_root / "home").string();
     ProcessRequest request;
-    request.argv = {SONATA_BIN, "probe", "--bin", "grok=" + bin("liar-hang"), "--probe", "write-withheld",
-                    "--timeout", "600", "--out", (m_root / "out.json").string()};
-    request.env = {{"PATH", "/usr/bin:/bin"}, {"HOME", home}, {"TMPDIR", (m_root / "tmp").string()}};
+    request.argv = {
+        SONATA_BIN,  "probe", "--bin", "grok=" + bin("liar-hang"),    "--probe", "write-withheld",
+        "--timeout", "600",   "--out", (m_root / "out.json").string()};
+    request.env = {
+        {"PATH", "/usr/bin:/bin"}, {"HOME", home}, {"TMPDIR", (m_root / "tmp").string()}};
     request.cwd = m_root.string();
     request.timeout = std::chrono::minutes(2);
     std::atomic<int> pid{0};
     std::thread interrupter([&] {
-        for (int i = 0; i < 300 && pid.load() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        for (int i = 0; i < 300 && pid.load() == 0; ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
         std::this_thread::sleep_for(std::chrono::seconds(2));
         ::kill(pid.load(), SIGINT);
     });
@@ -209,7 +230,8 @@ TEST_F(ProberFixture, InterruptKillsRunningCellsAndLeavesNothing) {
                 const std::string name = entry.path().filename();
                 if (name.find_first_not_of("0123456789") != std::string::npos) continue;
                 std::ifstream cmdline(entry.path() / "cmdline");
-                std::string text((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+                std::string text((std::istreambuf_iterator<char>(cmdline)),
+                                 std::istreambuf_iterator<char>());
                 if (text.find((m_root / "out.json").string()) != std::string::npos) {
                     pid = std::stoi(name);
                     break;
@@ -224,12 +246,14 @@ TEST_F(ProberFixture, InterruptKillsRunningCellsAndLeavesNothing) {
     ASSERT_TRUE(result);
     EXPECT_EQ(result->exit_code, 130) << result->err;
     EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(30));
-    EXPECT_NE(result->err.find("interrupted after 1 of 1 cell(s); no matrix written"), std::string::npos) << result->err;
+    EXPECT_NE(result->err.find("interrupted after 1 of 1 cell(s); no matrix written"),
+              std::string::npos)
+        << result->err;
     EXPECT_FALSE(fs::exists(m_root / "out.json"));
     EXPECT_TRUE(fs::is_empty(m_root / "tmp")) << "the scratch base is left behind";
     // No process of the run is left: nothing on this machine has the scratch tree as its cwd.
     EXPECT_EQ(testing::processes_working_under(m_root.string()), std::vector<std::string>{});
 }
 
-}  // namespace
-}  // namespace sonata
+} // namespace
+} // namespace sonata

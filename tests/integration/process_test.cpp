@@ -1,6 +1,5 @@
 // The system runner against real processes (sonata_test_child): argv, environment, cwd, stdin, exit
 // codes kept apart from signals, timeouts that kill the whole group, output limits, leftovers.
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,6 +12,7 @@
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include "core/process.hpp"
 #include "tests/support/scratch_dir.hpp"
@@ -104,7 +104,8 @@ void expect_gone(int pid) {
 std::string pattern_tail(std::size_t total, std::size_t size) {
     const std::string unit = "0123456789abcdef";
     std::string tail;
-    for (std::size_t i = total - size; i < total; ++i) tail += unit[i % unit.size()];
+    for (std::size_t i = total - size; i < total; ++i)
+        tail += unit[i % unit.size()];
     return tail;
 }
 
@@ -112,7 +113,8 @@ TEST_F(ProcessTest, ArgvReachesTheChildVerbatim) {
     const std::vector<std::string> args = {"args", "two words", "", "$HOME", "semi;", "*", "'q'"};
     const auto result = run(child(args));
     std::string expected = k_child + "\n";
-    for (const auto& arg : args) expected += arg + "\n";
+    for (const auto& arg : args)
+        expected += arg + "\n";
     EXPECT_EQ(outcome(result), exited(0, expected));
     expect_gone(result.pid);
 }
@@ -124,7 +126,7 @@ TEST_F(ProcessTest, BareNameIsLookedUpOnTheRequestPath) {
     EXPECT_EQ(outcome(run(request)), exited(0, "sonata_test_child\nargs\nx\n"));
 
     auto elsewhere = child({});
-    elsewhere.argv = {"sh", "-c", "exit 0"};  // on the test's PATH, but not on the request's
+    elsewhere.argv = {"sh", "-c", "exit 0"}; // on the test's PATH, but not on the request's
     elsewhere.env["PATH"] = "/nonexistent";
     const auto missing = m_runner->run(elsewhere);
     ASSERT_FALSE(missing);
@@ -137,7 +139,8 @@ TEST_F(ProcessTest, EnvironmentIsExactlyTheRequest) {
     request.env["EMPTY"] = "";
     request.env["TRICKY"] = "a=b c;d";
     std::string expected;
-    for (const auto& [key, value] : request.env) expected += key + "=" + value + "\n";
+    for (const auto& [key, value] : request.env)
+        expected += key + "=" + value + "\n";
     EXPECT_EQ(outcome(run(request)), exited(0, expected));
 }
 
@@ -163,7 +166,7 @@ TEST_F(ProcessTest, StdinIsFedThenClosedOrIsDevNull) {
     for (int i = 0; data.size() < 3U * 1024U * 1024U; ++i) {
         data += "line " + std::to_string(i) + "\n";
     }
-    request.stdin_data = data;  // larger than a pipe buffer in both directions at once
+    request.stdin_data = data; // larger than a pipe buffer in both directions at once
     request.max_output_bytes = data.size();
     EXPECT_EQ(outcome(run(request)), exited(0, data));
 
@@ -271,7 +274,7 @@ TEST_F(ProcessTest, EndlessFloodIsCutAtTheTimeoutInBoundedMemory) {
     ::getrusage(RUSAGE_SELF, &after);
     EXPECT_TRUE(result.timed_out);
     EXPECT_EQ(result.exit_code, 128 + SIGTERM);
-    EXPECT_GT(result.out_bytes, 16U * request.max_output_bytes);  // it really flooded
+    EXPECT_GT(result.out_bytes, 16U * request.max_output_bytes); // it really flooded
     EXPECT_EQ(result.out, pattern_tail(result.out_bytes, request.max_output_bytes));
     EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 32L * 1024L) << "KiB of peak memory grew";
     expect_gone(result.pid);
@@ -318,9 +321,10 @@ TEST_F(ProcessTest, ParallelRunsDoNotMixTheirPipes) {
             }
         });
     }
-    for (auto& thread : threads) thread.join();
+    for (auto& thread : threads)
+        thread.join();
     EXPECT_EQ(failures, std::vector<int>(4, 0));
 }
 
-}  // namespace
-}  // namespace sonata
+} // namespace
+} // namespace sonata

@@ -1,11 +1,11 @@
 // The HTML report opened in headless Chromium (Debian's chromium package): the screenshot must show
 // the colour-coded matrix, not a blank or broken page. The PNG is decoded with libpng.
-#include <gtest/gtest.h>
-
 #include <png.h>
 
 #include <cstdlib>
 #include <set>
+
+#include <gtest/gtest.h>
 
 #include "core/process.hpp"
 #include "reports/grid.hpp"
@@ -33,12 +33,13 @@ Rgb parse_hex(std::string_view hex) {
 struct Screenshot {
     unsigned width = 0;
     unsigned height = 0;
-    std::vector<unsigned char> rgb;  ///< width × height × 3 bytes.
+    std::vector<unsigned char> rgb; ///< width × height × 3 bytes.
 
     std::size_t count(const Rgb& colour, int tolerance) const {
         std::size_t n = 0;
         for (std::size_t i = 0; i + 2 < rgb.size(); i += 3) {
-            if (std::abs(rgb[i] - colour.r) <= tolerance && std::abs(rgb[i + 1] - colour.g) <= tolerance &&
+            if (std::abs(rgb[i] - colour.r) <= tolerance &&
+                std::abs(rgb[i + 1] - colour.g) <= tolerance &&
                 std::abs(rgb[i + 2] - colour.b) <= tolerance) {
                 ++n;
             }
@@ -49,7 +50,8 @@ struct Screenshot {
     std::size_t distinct_colours() const {
         std::set<unsigned> colours;
         for (std::size_t i = 0; i + 2 < rgb.size(); i += 3) {
-            colours.insert((unsigned{rgb[i]} << 16U) | (unsigned{rgb[i + 1]} << 8U) | unsigned{rgb[i + 2]});
+            colours.insert((unsigned{rgb[i]} << 16U) | (unsigned{rgb[i + 1]} << 8U) |
+                           unsigned{rgb[i + 2]});
         }
         return colours.size();
     }
@@ -64,28 +66,41 @@ std::optional<Screenshot> decode_png(const std::string& path) {
     shot.width = image.width;
     shot.height = image.height;
     shot.rgb.resize(PNG_IMAGE_SIZE(image));
-    if (png_image_finish_read(&image, nullptr, shot.rgb.data(), 0, nullptr) == 0) return std::nullopt;
+    if (png_image_finish_read(&image, nullptr, shot.rgb.data(), 0, nullptr) == 0)
+        return std::nullopt;
     return shot;
 }
 
-}  // namespace
+} // namespace
 
 TEST(ReportHtmlChromium, TheMergedMatrixRendersInColour) {
     Sandbox box;
-    const auto chromium = search_path("chromium", box.env().count("PATH") ? box.env().at("PATH") : "");
+    const auto chromium =
+        search_path("chromium", box.env().count("PATH") ? box.env().at("PATH") : "");
     if (!chromium) GTEST_SKIP() << "chromium is not installed (Debian package chromium)";
     const std::string page = box.path("report.html");
-    const auto rendered = box.run_sonata({"report", "--format", "html", "--out", page,
-                                          matrix_fixture("linux-ci.json"), matrix_fixture("macos-ci.json")});
+    const auto rendered =
+        box.run_sonata({"report", "--format", "html", "--out", page,
+                        matrix_fixture("linux-ci.json"), matrix_fixture("macos-ci.json")});
     ASSERT_EQ(rendered.exit_code, 0) << rendered.err;
 
     const std::string png = box.path("shot.png");
     ProcessRequest request;
-    request.argv = {*chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                    "--hide-scrollbars", "--force-device-scale-factor=1",
-                    "--user-data-dir=" + box.path("chromium-profile"), "--screenshot=" + png,
-                    "--window-size=1200,800", "file://" + page};
+    request.argv = {*chromium,
+                    "--headless",
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--disable-quic",
+                    "--no-first-run",
+                    "--disable-background-networking",
+                    "--disable-component-update",
+                    "--disable-sync",
+                    "--hide-scrollbars",
+                    "--force-device-scale-factor=1",
+                    "--user-data-dir=" + box.path("chromium-profile"),
+                    "--screenshot=" + png,
+                    "--window-size=1200,800",
+                    "file://" + page};
     request.env = box.env();
     request.cwd = box.path("work");
     request.timeout = std::chrono::seconds(120);
@@ -108,4 +123,4 @@ TEST(ReportHtmlChromium, TheMergedMatrixRendersInColour) {
     EXPECT_GT(shot->count(parse_hex(reports::style_of(Verdict::asked).colour), 2), 1000U);
 }
 
-}  // namespace sonata
+} // namespace sonata

@@ -19,7 +19,8 @@ std::optional<std::string> find_xmllint(const Sandbox& box) {
 
 ProcessResult validate(const Sandbox& box, const std::string& xmllint, const std::string& file) {
     ProcessRequest request;
-    request.argv = {xmllint, "--noout", "--schema", source_path("fixtures/schemas/junit.xsd"), file};
+    request.argv = {xmllint, "--noout", "--schema", source_path("fixtures/schemas/junit.xsd"),
+                    file};
     request.env = box.env();
     request.timeout = std::chrono::seconds(60);
     auto result = make_system_runner()->run(request);
@@ -27,7 +28,7 @@ ProcessResult validate(const Sandbox& box, const std::string& xmllint, const std
     return *result;
 }
 
-}  // namespace
+} // namespace
 
 TEST(ReportJunitSchema, ReportsFromOneAndFromTwoMachinesValidate) {
     Sandbox box;
@@ -56,12 +57,14 @@ TEST(ReportJunitSchema, TheSchemaRejectsAMalformedReport) {
     if (!xmllint) GTEST_SKIP() << "xmllint is not installed (Debian package libxml2-utils)";
     const std::string bad = box.path("bad.xml");
     // A test case without a name, and two outcomes in one test case.
-    write_text(bad, "<?xml version=\"1.0\"?>\n<testsuites><testsuite name=\"s\" tests=\"1\">"
-                    "<testcase classname=\"c\"><failure/><error/></testcase></testsuite></testsuites>\n");
+    write_text(
+        bad, "<?xml version=\"1.0\"?>\n<testsuites><testsuite name=\"s\" tests=\"1\">"
+             "<testcase classname=\"c\"><failure/><error/></testcase></testsuite></testsuites>\n");
     const auto check = validate(box, *xmllint, bad);
     EXPECT_NE(check.exit_code, 0);
-    EXPECT_NE(check.err.find("The attribute 'name' is required but missing"), std::string::npos) << check.err;
+    EXPECT_NE(check.err.find("The attribute 'name' is required but missing"), std::string::npos)
+        << check.err;
     EXPECT_NE(check.err.find(bad + " fails to validate"), std::string::npos) << check.err;
 }
 
-}  // namespace sonata
+} // namespace sonata

@@ -65,7 +65,7 @@ protected:
 
     static std::vector<std::string> session_warnings(const SonataRun& run) {
         std::vector<std::string> found;
-        const json doc = json::parse(run.out);  // a range-for over parse(...).at() would dangle
+        const json doc = json::parse(run.out); // a range-for over parse(...).at() would dangle
         for (const auto& warning : doc.at("warnings")) {
             const auto text = warning.get<std::string>();
             if (text.find("session") != std::string::npos) found.push_back(text);
@@ -115,10 +115,12 @@ TEST_F(SessionLookup, ASessionFileDatedInTheFutureIsStale) {
     put(project_file("future"), "future", Mode::bypass_permissions, -3600);
     const auto run = plan({"--session", "future"});
     ASSERT_EQ(run.exit_code, 0) << run.err;
-    EXPECT_EQ(mode_view(run), view("default", "session-file", "future", project_file("future"), true));
-    put(project_file("skew"), "skew", Mode::accept_edits, -20);  // within the clock skew allowed
+    EXPECT_EQ(mode_view(run),
+              view("default", "session-file", "future", project_file("future"), true));
+    put(project_file("skew"), "skew", Mode::accept_edits, -20); // within the clock skew allowed
     const auto skewed = plan({"--session", "skew"});
-    EXPECT_EQ(mode_view(skewed), view("acceptEdits", "session-file", "skew", project_file("skew"), false));
+    EXPECT_EQ(mode_view(skewed),
+              view("acceptEdits", "session-file", "skew", project_file("skew"), false));
 }
 
 TEST_F(SessionLookup, SessionFlagReadsTheProjectFile) {
@@ -172,7 +174,7 @@ TEST_F(SessionLookup, MissingSessionFileIsDefaultWithAWarning) {
     const auto run = plan({"--session", "s1"});
     ASSERT_EQ(run.exit_code, 0) << run.err;
     EXPECT_EQ(mode_view(run), view("default", "default", "s1", nullptr, false));
-    EXPECT_EQ(session_warnings(run), 
+    EXPECT_EQ(session_warnings(run),
               std::vector<std::string>{
                   "no session file for session s1 (from --session): assuming default; "
                   "`sonata init` installs the hook that records it"})
@@ -248,5 +250,5 @@ TEST_F(SessionLookup, WhatTheHookWritesPlanReads) {
               view("acceptEdits", "session-file", "abc-123", project_file("abc-123"), false));
 }
 
-}  // namespace
-}  // namespace sonata
+} // namespace
+} // namespace sonata

@@ -1,6 +1,5 @@
 // TmuxSession against real tmux and sonata_test_child: a private server with a clean environment,
 // argv without a shell, literal typing and named keys, pane exit status, and nothing left behind.
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,6 +10,7 @@
 #include <sstream>
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include "core/process.hpp"
 #include "core/tmux.hpp"
@@ -29,8 +29,10 @@ std::vector<std::string> printed_lines(const std::string& screen) {
     std::vector<std::string> lines;
     std::istringstream in(screen);
     std::string line;
-    while (std::getline(in, line)) lines.push_back(line);
-    while (!lines.empty() && lines.back().empty()) lines.pop_back();
+    while (std::getline(in, line))
+        lines.push_back(line);
+    while (!lines.empty() && lines.back().empty())
+        lines.pop_back();
     return lines;
 }
 
@@ -38,10 +40,11 @@ std::function<bool(const std::string&)> contains(const std::string& needle) {
     return [needle](const std::string& screen) { return screen.find(needle) != std::string::npos; };
 }
 
-}  // namespace
+} // namespace
 
 void PrintTo(const PaneStatus& s, std::ostream* os) {
-    *os << "{exited " << s.exited << ", exit " << s.exit_code << ", signal " << s.term_signal << "}";
+    *os << "{exited " << s.exited << ", exit " << s.exit_code << ", signal " << s.term_signal
+        << "}";
 }
 
 namespace {
@@ -88,7 +91,7 @@ TEST_F(TmuxTest, PaneGetsTheGivenEnvironmentAndOnlyWhatTmuxAdds) {
     for (const std::string key :
          {"TERM", "TERM_PROGRAM", "TERM_PROGRAM_VERSION", "TMUX", "TMUX_PANE", "PWD", "SHELL"}) {
         ASSERT_EQ(seen.count(key), 1U) << key;
-        expected[key] = seen[key];  // tmux's own; checked below where they are predictable
+        expected[key] = seen[key]; // tmux's own; checked below where they are predictable
     }
     EXPECT_EQ(seen, expected);
     EXPECT_EQ(seen["PWD"], request.cwd);
@@ -155,7 +158,8 @@ TEST_F(TmuxTest, TypesLiteralTextThenNamedKeys) {
     ASSERT_TRUE(session->send_keys({"Enter"}));
     const auto got = session->wait_until(contains("got:"), milliseconds(10'000));
     ASSERT_TRUE(got->matched) << got->screen;
-    EXPECT_EQ(printed_lines(got->screen), (std::vector<std::string>{"ready> " + text, "got:" + text}));
+    EXPECT_EQ(printed_lines(got->screen),
+              (std::vector<std::string>{"ready> " + text, "got:" + text}));
     EXPECT_EQ(*session->wait_for_exit(milliseconds(10'000)), (PaneStatus{true, 0, 0}));
 }
 
@@ -186,14 +190,14 @@ TEST_F(TmuxTest, WaitUntilGivesUpAtTheTimeoutOrWhenThePaneDies) {
 }
 
 TEST_F(TmuxTest, DestructorLeavesNothingBehind) {
-    const auto request = spec({"ignore-term"});  // also ignores the SIGHUP of a closing terminal
+    const auto request = spec({"ignore-term"}); // also ignores the SIGHUP of a closing terminal
     auto session = start(request);
     ASSERT_TRUE(session);
     ASSERT_TRUE(session->wait_until(contains("pid="), milliseconds(10'000))->matched);
     const int server = session->server_pid();
     const int pane = session->pane_pid();
-    const std::string socket = request.socket_dir + "/tmux-" + std::to_string(::getuid()) + "/" +
-                               session->socket_name();
+    const std::string socket =
+        request.socket_dir + "/tmux-" + std::to_string(::getuid()) + "/" + session->socket_name();
     ASSERT_GT(server, 0);
     ASSERT_GT(pane, 0);
     EXPECT_EQ(session->socket_name().rfind("sonata-", 0), 0U);
@@ -217,5 +221,5 @@ TEST_F(TmuxTest, MissingProgramIsAnError) {
     EXPECT_EQ(session.error().message, "cannot start '/nonexistent/program' in tmux: not found");
 }
 
-}  // namespace
-}  // namespace sonata
+} // namespace
+} // namespace sonata

@@ -1,7 +1,6 @@
 // sonata_test_child: a child process with one behaviour per mode, for the process runner's and the
 // tmux session's tests. Usage: sonata_test_child MODE [ARG...]; see usage() for the modes.
 #include <dirent.h>
-#include <sys/types.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +11,8 @@
 #include <iostream>
 #include <string>
 #include <vector>
+
+#include <sys/types.h>
 
 extern char** environ;
 
@@ -37,7 +38,8 @@ int usage() {
 }
 
 [[noreturn]] void sleep_forever() {
-    for (;;) ::pause();
+    for (;;)
+        ::pause();
 }
 
 void print_ids(const char* who) {
@@ -48,7 +50,8 @@ void print_ids(const char* who) {
 
 int flood(long mebibytes) {
     std::string block;
-    for (int i = 0; i < 4096; ++i) block += "0123456789abcdef";  // 64 KiB
+    for (int i = 0; i < 4096; ++i)
+        block += "0123456789abcdef"; // 64 KiB
     for (long i = 0; mebibytes == 0 || i < mebibytes * 16; ++i) {
         if (std::fwrite(block.data(), 1, block.size(), stdout) != block.size()) return 1;
     }
@@ -66,7 +69,8 @@ int list_fds() {
     }
     ::closedir(dir);
     std::sort(fds.begin(), fds.end());
-    for (const int fd : fds) std::cout << fd << '\n';
+    for (const int fd : fds)
+        std::cout << fd << '\n';
     return 0;
 }
 
@@ -105,9 +109,11 @@ int prompt() {
 
 int run(const std::string& mode, const std::vector<std::string>& args, char** argv) {
     if (mode == "args") {
-        for (char** a = argv; *a != nullptr; ++a) std::cout << *a << '\n';
+        for (char** a = argv; *a != nullptr; ++a)
+            std::cout << *a << '\n';
     } else if (mode == "env") {
-        for (char** e = environ; *e != nullptr; ++e) std::cout << *e << '\n';
+        for (char** e = environ; *e != nullptr; ++e)
+            std::cout << *e << '\n';
     } else if (mode == "cwd") {
         std::vector<char> buffer(4096);
         if (::getcwd(buffer.data(), buffer.size()) == nullptr) return 1;
@@ -143,7 +149,7 @@ int run(const std::string& mode, const std::vector<std::string>& args, char** ar
     return 0;
 }
 
-}  // namespace
+} // namespace
 
 int main(int argc, char** argv) {
     if (argc < 2) return usage();

@@ -152,4 +152,4 @@ std::vector<SseEvent> parse_sse(std::string_view body) {
     return events;
 }
 
-}  // namespace sonata::testing
+} // namespace sonata::testing

@@ -13,10 +13,10 @@ namespace sonata::testing {
 
 /// One response, possibly cut short.
 struct HttpResponse {
-    unsigned status = 0;  ///< 0: no header arrived.
+    unsigned status = 0; ///< 0: no header arrived.
     std::string content_type;
-    std::string body;       ///< Chunked bodies are decoded; a cut-short body holds what arrived.
-    bool complete = false;  ///< The whole message arrived.
+    std::string body;      ///< Chunked bodies are decoded; a cut-short body holds what arrived.
+    bool complete = false; ///< The whole message arrived.
     bool keep_alive = false;
 };
 
@@ -67,4 +67,4 @@ struct SseEvent {
 /// `event:` nor `data:`, or when the stream does not end with a blank line.
 std::vector<SseEvent> parse_sse(std::string_view body);
 
-}  // namespace sonata::testing
+} // namespace sonata::testing

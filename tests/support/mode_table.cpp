@@ -45,4 +45,4 @@ files_of(const adapters::EndpointInjection& injection) {
     return files;
 }
 
-}  // namespace sonata::testing
+} // namespace sonata::testing

@@ -15,10 +15,10 @@ namespace sonata::testing {
 
 /// A dispatch and the decision expected for it.
 struct TableCell {
-    std::string name;  ///< Instance name: letters, digits and underscores only.
+    std::string name; ///< Instance name: letters, digits and underscores only.
     PlanCase plan;
-    Mode effective = Mode::plan;                 ///< The mode after folding and role forcing.
-    std::variant<Invocation, Refusal> expected;  ///< Compared whole: argv, env, notes, relies…
+    Mode effective = Mode::plan;                ///< The mode after folding and role forcing.
+    std::variant<Invocation, Refusal> expected; ///< Compared whole: argv, env, notes, relies…
 };
 
 /// Decides `cell.plan` and compares the effective mode and the whole outcome with the cell's.
@@ -38,4 +38,4 @@ Error extra_args_error(const PlanCase& plan_case, const std::vector<std::string>
 std::vector<std::pair<std::string, std::string>>
 files_of(const adapters::EndpointInjection& injection);
 
-}  // namespace sonata::testing
+} // namespace sonata::testing

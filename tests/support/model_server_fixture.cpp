@@ -101,4 +101,4 @@ json chat_request(json messages, json tools, bool stream) {
     return body;
 }
 
-}  // namespace sonata::testing
+} // namespace sonata::testing

@@ -57,4 +57,4 @@ nlohmann::json claude_request(nlohmann::json messages, nlohmann::json tools, boo
 nlohmann::json chat_tool(const std::string& name, nlohmann::json schema);
 nlohmann::json chat_request(nlohmann::json messages, nlohmann::json tools, bool stream);
 
-}  // namespace sonata::testing
+} // namespace sonata::testing

@@ -33,8 +33,7 @@ PlanCase no_bypass(PlanCase plan) {
 }
 
 Invocation headless_invocation(std::vector<std::string> argv, std::vector<std::string> relies,
-                               std::vector<std::string> notes,
-                               std::vector<std::string> env_unset) {
+                               std::vector<std::string> notes, std::vector<std::string> env_unset) {
     Invocation inv;
     inv.argv = std::move(argv);
     inv.env_unset = std::move(env_unset);

@@ -3,12 +3,12 @@
 // directory tree for runs of the sonata binary.
 #pragma once
 
-#include <gtest/gtest.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "core/matrix.hpp"
 #include "core/process.hpp"
@@ -38,8 +38,9 @@ inline void expect_golden(const std::string& name, const std::string& actual) {
     const char* update = std::getenv("SONATA_UPDATE_GOLDEN");
     if (update != nullptr && std::string(update) == "1") {
         write_text(path, actual);
-        ADD_FAILURE() << "rewrote golden file " << name
-                      << ": read `git diff fixtures/golden`, then run again without SONATA_UPDATE_GOLDEN";
+        ADD_FAILURE()
+            << "rewrote golden file " << name
+            << ": read `git diff fixtures/golden`, then run again without SONATA_UPDATE_GOLDEN";
         return;
     }
     if (!std::filesystem::exists(path)) {
@@ -53,7 +54,8 @@ inline void expect_golden(const std::string& name, const std::string& actual) {
 class Sandbox {
 public:
     Sandbox() {
-        std::string pattern = (std::filesystem::temp_directory_path() / "sonata-test-XXXXXX").string();
+        std::string pattern =
+            (std::filesystem::temp_directory_path() / "sonata-test-XXXXXX").string();
         if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
         m_root = pattern;
         for (const char* dir : {"home", "config", "data", "state", "cache", "tmp", "work"}) {
@@ -72,9 +74,12 @@ public:
     /// A complete environment for a child: nothing of this process's but PATH and LANG.
     Environment env() const {
         const Environment mine = current_environment();
-        Environment env{{"HOME", path("home")},           {"XDG_CONFIG_HOME", path("config")},
-                        {"XDG_DATA_HOME", path("data")},  {"XDG_STATE_HOME", path("state")},
-                        {"XDG_CACHE_HOME", path("cache")}, {"TMPDIR", path("tmp")}};
+        Environment env{{"HOME", path("home")},
+                        {"XDG_CONFIG_HOME", path("config")},
+                        {"XDG_DATA_HOME", path("data")},
+                        {"XDG_STATE_HOME", path("state")},
+                        {"XDG_CACHE_HOME", path("cache")},
+                        {"TMPDIR", path("tmp")}};
         for (const char* name : {"PATH", "LANG"}) {
             if (const auto it = mine.find(name); it != mine.end()) env[name] = it->second;
         }
@@ -82,12 +87,14 @@ public:
     }
 
     /// Runs the sonata binary in the work directory with env() plus `extra`.
-    ProcessResult run_sonata(const std::vector<std::string>& args, const Environment& extra = {}) const {
+    ProcessResult run_sonata(const std::vector<std::string>& args,
+                             const Environment& extra = {}) const {
         ProcessRequest request;
         request.argv = {SONATA_BIN};
         request.argv.insert(request.argv.end(), args.begin(), args.end());
         request.env = env();
-        for (const auto& [name, value] : extra) request.env[name] = value;
+        for (const auto& [name, value] : extra)
+            request.env[name] = value;
         request.cwd = path("work");
         request.timeout = std::chrono::seconds(60);
         auto result = make_system_runner()->run(request);
@@ -99,4 +106,4 @@ private:
     std::filesystem::path m_root;
 };
 
-}  // namespace sonata::testing
+} // namespace sonata::testing

@@ -41,4 +41,4 @@ Environment hermetic_env(const ScratchDir& dir) {
     };
 }
 
-}  // namespace sonata::testing
+} // namespace sonata::testing

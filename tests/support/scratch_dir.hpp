@@ -28,4 +28,4 @@ private:
 /// LANG=C.UTF-8.
 Environment hermetic_env(const ScratchDir& dir);
 
-}  // namespace sonata::testing
+} // namespace sonata::testing

@@ -44,4 +44,4 @@ std::string read_text(const std::string& path);
 /// Creates parent directories and writes `content`.
 void write_text(const std::string& path, const std::string& content);
 
-}  // namespace sonata::testing
+} // namespace sonata::testing

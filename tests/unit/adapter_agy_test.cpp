@@ -103,9 +103,9 @@ TEST(Agy, ConfiguredArgumentsGoBeforeThePromptFlag) {
     plan.extra_args = {"--model", "Gemini 3.1 Pro (High)"};
     const auto decision = decide_case(plan);
     ASSERT_TRUE(decision && decision->runs());
-    EXPECT_EQ(decision->invocation().argv,
-              (Strings{"agy", "--dangerously-skip-permissions", "--model", "Gemini 3.1 Pro (High)", "-p"}));
+    EXPECT_EQ(decision->invocation().argv, (Strings{"agy", "--dangerously-skip-permissions",
+                                                    "--model", "Gemini 3.1 Pro (High)", "-p"}));
 }
 
-}  // namespace
-}  // namespace sonata::testing
+} // namespace
+} // namespace sonata::testing

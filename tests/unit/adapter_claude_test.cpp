@@ -59,7 +59,8 @@ TEST(ClaudeAdapter, ConfigCannotChooseSettingSources) {
 /// the tool named mcp__sonata-canary__touch and exactly one config file, `path` holding `content`.
 void expect_project_mcp(const std::string& harness, const std::string& path,
                         const std::string& content) {
-    const auto mcp = (*adapters::find_adapter(harness))->project_mcp("/w", {"/bin/srv", "mcp-canary"});
+    const auto mcp =
+        (*adapters::find_adapter(harness))->project_mcp("/w", {"/bin/srv", "mcp-canary"});
     ASSERT_TRUE(mcp) << harness;
     EXPECT_EQ(mcp->tool_name, "mcp__sonata-canary__touch");
     ASSERT_EQ(mcp->files.size(), 1U);
@@ -68,10 +69,11 @@ void expect_project_mcp(const std::string& harness, const std::string& path,
 }
 
 TEST(ClaudeAdapter, ProjectMcpIsDotMcpJson) {
-    expect_project_mcp("claude", "/w/.mcp.json",
-                       "{\n  \"mcpServers\": {\n    \"sonata-canary\": {\n      \"command\": "
-                       "\"/bin/srv\",\n      \"args\": [\n        \"mcp-canary\"\n      ]\n    }\n  "
-                       "}\n}\n");
+    expect_project_mcp(
+        "claude", "/w/.mcp.json",
+        "{\n  \"mcpServers\": {\n    \"sonata-canary\": {\n      \"command\": "
+        "\"/bin/srv\",\n      \"args\": [\n        \"mcp-canary\"\n      ]\n    }\n  "
+        "}\n}\n");
 }
 
 TEST(ClaudeAdapter, HostileFilesGrantEverythingAndHookTheStart) {

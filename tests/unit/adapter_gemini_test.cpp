@@ -1,11 +1,11 @@
 // The gemini mode table cell by cell (whole invocations), the `approval_mode` option (narrowing,
 // widening, invalid), its forbidden flags, resume form and endpoint injection.
-#include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
+
+#include <gtest/gtest.h>
 
 #include "adapters/registry.hpp"
 #include "core/config.hpp"
@@ -168,7 +168,8 @@ TEST(Gemini, PolicyFlagIsReservedForTheMappingAndItsFileIsWritten) {
     ASSERT_TRUE(decision && decision->runs());
     const std::string policy = plan.support_dir + "/gemini-deny-mode-switch.toml";
     const auto& argv = decision->invocation().argv;
-    EXPECT_NE(std::find(argv.begin(), argv.end(), policy), argv.end()) << show(decision->invocation());
+    EXPECT_NE(std::find(argv.begin(), argv.end(), policy), argv.end())
+        << show(decision->invocation());
     auto written = read_file_bounded(policy, 4096);
     ASSERT_TRUE(written) << written.error().message;
     EXPECT_EQ(*written, k_policy);
@@ -242,5 +243,5 @@ TEST(Gemini, ToolVocabularyIsWhatItOffered) {
     EXPECT_EQ(tools.mode_enter, (Strings{"enter_plan_mode"}));
 }
 
-}  // namespace
-}  // namespace sonata::testing
+} // namespace
+} // namespace sonata::testing

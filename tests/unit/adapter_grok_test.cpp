@@ -103,5 +103,5 @@ TEST(Grok, ConfiguredArgumentsGoBeforeThePromptFlag) {
               (std::vector<std::string>{"--model", "grok-code"}));
 }
 
-}  // namespace
-}  // namespace sonata::testing
+} // namespace
+} // namespace sonata::testing

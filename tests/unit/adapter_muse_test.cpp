@@ -87,5 +87,5 @@ TEST(Muse, BypassTakesExtraArgumentsBeforeThePrompt) {
               (Strings{"muse", "exec", "--disable-approval", "--yolo", "--disable-web-tools"}));
 }
 
-}  // namespace
-}  // namespace sonata::testing
+} // namespace
+} // namespace sonata::testing

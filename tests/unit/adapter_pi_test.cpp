@@ -1,11 +1,11 @@
 // The mode tables of pi and its named profiles (pi-<label>), cell by cell, as whole invocations;
 // the refusal for default, resuming, the no-bypass option, profile naming and endpoint
 // injection.
-#include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <filesystem>
+
+#include <gtest/gtest.h>
 
 #include "adapters/registry.hpp"
 #include "core/fs.hpp"

@@ -174,5 +174,5 @@ TEST(Qwen, ToolVocabularyIsWhatItOffered) {
     EXPECT_EQ(tools.mode_switch, Strings{"exit_plan_mode"});
 }
 
-}  // namespace
-}  // namespace sonata::testing
+} // namespace
+} // namespace sonata::testing

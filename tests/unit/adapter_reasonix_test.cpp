@@ -1,8 +1,8 @@
 // The reasonix mode table cell by cell (whole invocations), its forbidden flags, resume forms and
 // endpoint injection.
-#include <gtest/gtest.h>
-
 #include <algorithm>
+
+#include <gtest/gtest.h>
 
 #include "adapters/registry.hpp"
 #include "tests/support/mode_table.hpp"
@@ -164,5 +164,5 @@ TEST(Reasonix, ToolVocabularyReachesWhatTheRealBinaryOffers) {
     EXPECT_NE(std::find(tools.shell.begin(), tools.shell.end(), "bash"), tools.shell.end());
 }
 
-}  // namespace
-}  // namespace sonata::testing
+} // namespace
+} // namespace sonata::testing

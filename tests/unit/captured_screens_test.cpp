@@ -1,7 +1,8 @@
 // The adapters' prompt detection against the screens the pinned real harnesses really showed
-// (fixtures/captured/<harness>/<version>/screens/, written by scripts/capture-screens): a trust card
-// is recognised as one and not as the ready task box, a ready screen as ready and nothing else, an
-// approval card as an approval, a question sonata declines (codex's hooks review) as that alone.
+// (fixtures/captured/<harness>/<version>/screens/, written by scripts/capture-screens): a trust
+// card is recognised as one and not as the ready task box, a ready screen as ready and nothing
+// else, an approval card as an approval, a question sonata declines (codex's hooks review) as that
+// alone.
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -52,22 +53,34 @@ TEST(CapturedScreens, EachAdapterRecognisesWhatItsHarnessShowed) {
                 const std::string kind = kind_of(file.path());
                 const std::string where = file.path().lexically_relative(root).string();
                 if (kind == "trust") {
-                    EXPECT_TRUE(shows(screen, patterns.trust)) << where << ": trust card not recognised";
-                    EXPECT_FALSE(shows(screen, patterns.ready)) << where << ": trust card taken for the task box";
-                    EXPECT_FALSE(shows(screen, patterns.approval)) << where << ": trust card taken for an approval";
+                    EXPECT_TRUE(shows(screen, patterns.trust))
+                        << where << ": trust card not recognised";
+                    EXPECT_FALSE(shows(screen, patterns.ready))
+                        << where << ": trust card taken for the task box";
+                    EXPECT_FALSE(shows(screen, patterns.approval))
+                        << where << ": trust card taken for an approval";
                 } else if (kind == "ready") {
-                    EXPECT_TRUE(shows(screen, patterns.ready)) << where << ": task box not recognised";
-                    EXPECT_FALSE(shows(screen, patterns.trust)) << where << ": task box taken for a trust card";
-                    EXPECT_FALSE(shows(screen, patterns.approval)) << where << ": task box taken for an approval";
+                    EXPECT_TRUE(shows(screen, patterns.ready))
+                        << where << ": task box not recognised";
+                    EXPECT_FALSE(shows(screen, patterns.trust))
+                        << where << ": task box taken for a trust card";
+                    EXPECT_FALSE(shows(screen, patterns.approval))
+                        << where << ": task box taken for an approval";
                 } else if (kind == "approval") {
-                    EXPECT_TRUE(shows(screen, patterns.approval)) << where << ": approval card not recognised";
+                    EXPECT_TRUE(shows(screen, patterns.approval))
+                        << where << ": approval card not recognised";
                 } else if (kind == "decline") {
-                    EXPECT_TRUE(shows(screen, patterns.decline)) << where << ": question to decline not recognised";
-                    EXPECT_FALSE(shows(screen, patterns.trust)) << where << ": question taken for a trust card";
-                    EXPECT_FALSE(shows(screen, patterns.ready)) << where << ": question taken for the task box";
-                    EXPECT_FALSE(shows(screen, patterns.approval)) << where << ": question taken for an approval";
+                    EXPECT_TRUE(shows(screen, patterns.decline))
+                        << where << ": question to decline not recognised";
+                    EXPECT_FALSE(shows(screen, patterns.trust))
+                        << where << ": question taken for a trust card";
+                    EXPECT_FALSE(shows(screen, patterns.ready))
+                        << where << ": question taken for the task box";
+                    EXPECT_FALSE(shows(screen, patterns.approval))
+                        << where << ": question taken for an approval";
                 } else {
-                    EXPECT_TRUE(kind == "stdout" || kind == "final") << where << ": unknown capture kind";
+                    EXPECT_TRUE(kind == "stdout" || kind == "final")
+                        << where << ": unknown capture kind";
                     continue;
                 }
                 ++checked[kind];
@@ -80,5 +93,5 @@ TEST(CapturedScreens, EachAdapterRecognisesWhatItsHarnessShowed) {
     EXPECT_GE(checked["decline"], 1) << "no captured hooks review: run scripts/capture-screens";
 }
 
-}  // namespace
-}  // namespace sonata::adapters
+} // namespace
+} // namespace sonata::adapters

@@ -38,16 +38,26 @@ void expect_config_errors(const std::vector<Repeat>& repeats) {
 
 TEST(ConfigArgs, MayNotRepeatAFlagTheMappingSets) {
     const std::vector<Repeat> repeats{
-        {"codex", {"--sandbox", "danger-full-access"},
-         "flag '--sandbox' is set by sonata's mapping and may not be repeated for codex in plan mode (config)"},
-        {"claude", {"--permission-mode", "bypassPermissions"},
-         "flag '--permission-mode' is set by sonata's mapping and may not be repeated for claude in plan mode (config)"},
-        {"gemini", {"--approval-mode=yolo"},
-         "flag '--approval-mode' is set by sonata's mapping and may not be repeated for gemini in plan mode (config)"},
-        {"qwen", {"--approval-mode", "yolo"},
-         "flag '--approval-mode' is set by sonata's mapping and may not be repeated for qwen in plan mode (config)"},
-        {"opencode", {"--agent", "build"},
-         "flag '--agent' is set by sonata's mapping and may not be repeated for opencode in plan mode (config)"},
+        {"codex",
+         {"--sandbox", "danger-full-access"},
+         "flag '--sandbox' is set by sonata's mapping and may not be repeated for codex in plan "
+         "mode (config)"},
+        {"claude",
+         {"--permission-mode", "bypassPermissions"},
+         "flag '--permission-mode' is set by sonata's mapping and may not be repeated for claude "
+         "in plan mode (config)"},
+        {"gemini",
+         {"--approval-mode=yolo"},
+         "flag '--approval-mode' is set by sonata's mapping and may not be repeated for gemini in "
+         "plan mode (config)"},
+        {"qwen",
+         {"--approval-mode", "yolo"},
+         "flag '--approval-mode' is set by sonata's mapping and may not be repeated for qwen in "
+         "plan mode (config)"},
+        {"opencode",
+         {"--agent", "build"},
+         "flag '--agent' is set by sonata's mapping and may not be repeated for opencode in plan "
+         "mode (config)"},
     };
     expect_config_errors(repeats);
 }
@@ -71,14 +81,22 @@ TEST(ConfigArgs, CodexConfigOverridesMayNotTouchTheSandboxOrApprovals) {
 
 TEST(ConfigArgs, ShortAliasesAndCamelCaseAreTheSameFlag) {
     const std::vector<Repeat> repeats{
-        {"codex", {"-s", "danger-full-access"},
-         "flag '-s' is set by sonata's mapping and may not be repeated for codex in plan mode (config)"},
-        {"gemini", {"--approvalMode", "yolo"},
-         "flag '--approvalMode' is set by sonata's mapping and may not be repeated for gemini in plan mode (config)"},
-        {"qwen", {"--approvalMode=yolo"},
-         "flag '--approvalMode' is set by sonata's mapping and may not be repeated for qwen in plan mode (config)"},
-        {"claude", {"--permissionMode", "bypassPermissions"},
-         "flag '--permissionMode' is set by sonata's mapping and may not be repeated for claude in plan mode (config)"},
+        {"codex",
+         {"-s", "danger-full-access"},
+         "flag '-s' is set by sonata's mapping and may not be repeated for codex in plan mode "
+         "(config)"},
+        {"gemini",
+         {"--approvalMode", "yolo"},
+         "flag '--approvalMode' is set by sonata's mapping and may not be repeated for gemini in "
+         "plan mode (config)"},
+        {"qwen",
+         {"--approvalMode=yolo"},
+         "flag '--approvalMode' is set by sonata's mapping and may not be repeated for qwen in "
+         "plan mode (config)"},
+        {"claude",
+         {"--permissionMode", "bypassPermissions"},
+         "flag '--permissionMode' is set by sonata's mapping and may not be repeated for claude in "
+         "plan mode (config)"},
         {"gemini", {"-y"}, "flag '-y' is forbidden for gemini in plan mode (config)"},
         {"codex", {"-a", "never"}, "flag '-a' is forbidden for codex in plan mode (config)"},
     };
@@ -118,19 +136,23 @@ TEST(ConfigArgs, AttachedAndSpacedCodexConfigKeysAreRefusedInEveryWriteMode) {
     for (const Mode mode : {Mode::plan, Mode::default_mode, Mode::accept_edits}) {
         for (const auto& args : widening) {
             const auto decision = decide_case(in_mode("codex", mode, args));
-            ASSERT_FALSE(decision) << to_string(mode) << " " << args.back() << ": "
-                                   << show(decision->invocation());
+            ASSERT_FALSE(decision)
+                << to_string(mode) << " " << args.back() << ": " << show(decision->invocation());
             EXPECT_EQ(decision.error().code, ExitCode::config) << args.back();
         }
     }
-    const auto fine = decide_case(in_mode("codex", Mode::accept_edits, {"-c", " model_verbosity=\"low\""}));
+    const auto fine =
+        decide_case(in_mode("codex", Mode::accept_edits, {"-c", " model_verbosity=\"low\""}));
     EXPECT_TRUE(fine) << fine.error().message;
 }
 
 TEST(ConfigArgs, AttachedShortOptionsWithAnEqualsSignAreBundledToo) {
-    for (const auto& [harness, arg] : std::vector<std::pair<std::string, std::string>>{
-             {"gemini", "-dy=true"}, {"qwen", "-yy=true"}, {"opencode", "-cc=true"}, {"pi", "-ca=1"},
-             {"codex", "-s=danger-full-access"}}) {
+    for (const auto& [harness, arg] :
+         std::vector<std::pair<std::string, std::string>>{{"gemini", "-dy=true"},
+                                                          {"qwen", "-yy=true"},
+                                                          {"opencode", "-cc=true"},
+                                                          {"pi", "-ca=1"},
+                                                          {"codex", "-s=danger-full-access"}}) {
         const auto decision = decide_case(in_mode(harness, Mode::accept_edits, {arg}));
         ASSERT_FALSE(decision) << arg << ": " << show(decision->invocation());
         EXPECT_EQ(decision.error().code, ExitCode::config);
@@ -152,12 +174,13 @@ TEST(ConfigArgs, ClaudeAllowRulesAndExtraDirsOnlyInBypass) {
             EXPECT_EQ(decision.error().code, ExitCode::config);
         }
     }
-    const auto bypass = decide_case(in_mode("claude", Mode::bypass_permissions, {"--add-dir", "/srv"}));
+    const auto bypass =
+        decide_case(in_mode("claude", Mode::bypass_permissions, {"--add-dir", "/srv"}));
     EXPECT_TRUE(bypass) << bypass.error().message;
     const auto narrowing =
         decide_case(in_mode("claude", Mode::accept_edits, {"--disallowedTools", "WebFetch"}));
     EXPECT_TRUE(narrowing) << narrowing.error().message;
 }
 
-}  // namespace
-}  // namespace sonata::testing
+} // namespace
+} // namespace sonata::testing

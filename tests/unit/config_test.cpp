@@ -44,18 +44,22 @@ args = ["-c", "model_reasoning_effort=\"high\""]
 
 TEST(Config, UnknownKeyNamesFileLineAndSuggestion) {
     EXPECT_EQ(parse_error("gate = \"warn\"\n[timeouts]\nversion_secnds = 3\n").message,
-              "sonata.toml:3: unknown key 'timeouts.version_secnds' (did you mean 'version_seconds'?); known keys: "
+              "sonata.toml:3: unknown key 'timeouts.version_secnds' (did you mean "
+              "'version_seconds'?); known keys: "
               "version_seconds, probe_seconds");
     EXPECT_EQ(parse_error("gait = \"warn\"\n").code, ExitCode::config);
 }
 
 TEST(Config, BadValuesAreErrors) {
     EXPECT_EQ(parse_error("gate = \"strikt\"\n").message,
-              "sonata.toml:1: 'gate' must be \"warn\" or \"strict\", not \"strikt\" (did you mean 'strict'?)");
+              "sonata.toml:1: 'gate' must be \"warn\" or \"strict\", not \"strikt\" (did you mean "
+              "'strict'?)");
     EXPECT_EQ(parse_error("[timeouts]\nprobe_seconds = -1\n").message,
-              "sonata.toml:2: 'timeouts.probe_seconds' must be a whole number of seconds between 1 and 604800");
+              "sonata.toml:2: 'timeouts.probe_seconds' must be a whole number of seconds between 1 "
+              "and 604800");
     EXPECT_EQ(parse_error("[roles.x]\nkind = \"writer\"\n").message,
-              "sonata.toml:2: unknown role kind 'writer' (did you mean 'write'?); a role is 'read-only' or 'write'");
+              "sonata.toml:2: unknown role kind 'writer' (did you mean 'write'?); a role is "
+              "'read-only' or 'write'");
     EXPECT_EQ(parse_error("[roles.x]\nharness = \"codex\"\n").message,
               "sonata.toml:1: 'roles.x.kind' is missing; set it to \"read-only\" or \"write\"");
     EXPECT_EQ(parse_error("[roles.Bad_Name]\nkind = \"write\"\n").message,
@@ -82,8 +86,8 @@ TEST(Config, RolesResolveBuiltInsAndConfigured) {
     EXPECT_NE(unknown.error().message.find("did you mean 'review'?"), std::string::npos);
 }
 
-}  // namespace
-}  // namespace sonata
+} // namespace
+} // namespace sonata
 
 namespace sonata {
 namespace {
@@ -93,35 +97,43 @@ namespace {
 // whitespace or not (tests/fuzz found it); sonata refuses them, and control characters, before
 // toml++ sees them. Other UTF-8 (a CJK model name, an emoji comment) is fine.
 TEST(Config, CharactersTheTomlParserMishandlesAreRefused) {
-    for (const std::string& text : {std::string("\xca\x8fgate = \"warn\"\n"), std::string("# caf\xc3\xa9\n"),
-                                    std::string("gate = \"w\xef\xbb\xbe\"\n"), std::string("gate = \"\xe3\x80\x81\"\n"), std::string("gate = \"warn\"\x01\n")}) {
+    for (const std::string& text :
+         {std::string("\xca\x8fgate = \"warn\"\n"), std::string("# caf\xc3\xa9\n"),
+          std::string("gate = \"w\xef\xbb\xbe\"\n"), std::string("gate = \"\xe3\x80\x81\"\n"),
+          std::string("gate = \"warn\"\x01\n")}) {
         const auto config = parse_config(text, "s.toml");
         ASSERT_FALSE(config) << text;
         EXPECT_EQ(config.error().code, ExitCode::config);
-        EXPECT_EQ(config.error().message.rfind("s.toml:1: holds a control character", 0), 0U) << config.error().message;
+        EXPECT_EQ(config.error().message.rfind("s.toml:1: holds a control character", 0), 0U)
+            << config.error().message;
     }
-    const auto fine = parse_config("# \xf0\x9f\x8e\xb5\n[roles.r]\nkind = \"read-only\"\nmodel = \"\xe6\xa8\xa1\xe5\x9e\x8b\"\n", "s.toml");
+    const auto fine = parse_config("# \xf0\x9f\x8e\xb5\n[roles.r]\nkind = \"read-only\"\nmodel = "
+                                   "\"\xe6\xa8\xa1\xe5\x9e\x8b\"\n",
+                                   "s.toml");
     EXPECT_TRUE(fine) << fine.error().message;
 }
 
-}  // namespace
-}  // namespace sonata
+} // namespace
+} // namespace sonata
 
 namespace sonata {
 namespace {
 
 TEST(Config, DispatchLimitsAreCheckedLikeEveryOtherKey) {
-    const auto config = parse_config("[dispatch]\ntimeout_seconds = 60\nstall_seconds = 5\nwindow_seconds = 30\n"
-                                     "log_cap_bytes = 65536\n",
-                                     "s.toml");
+    const auto config =
+        parse_config("[dispatch]\ntimeout_seconds = 60\nstall_seconds = 5\nwindow_seconds = 30\n"
+                     "log_cap_bytes = 65536\n",
+                     "s.toml");
     ASSERT_TRUE(config) << config.error().message;
     EXPECT_EQ(config->dispatch_timeout, std::chrono::seconds(60));
     EXPECT_EQ(config->dispatch_stall, std::chrono::seconds(5));
     EXPECT_EQ(config->dispatch_window, std::chrono::seconds(30));
     EXPECT_EQ(config->dispatch_log_cap, 65536U);
-    for (const std::string& bad : {std::string("[dispatch]\ntimeout_seconds = 0\n"), std::string("[dispatch]\nstall_seconds = true\n"),
-                                   std::string("[dispatch]\nlog_cap_bytes = 10\n"), std::string("[dispatch]\nwindow = 3\n"),
-                                   std::string("dispatch = 3\n")}) {
+    for (const std::string& bad :
+         {std::string("[dispatch]\ntimeout_seconds = 0\n"),
+          std::string("[dispatch]\nstall_seconds = true\n"),
+          std::string("[dispatch]\nlog_cap_bytes = 10\n"), std::string("[dispatch]\nwindow = 3\n"),
+          std::string("dispatch = 3\n")}) {
         const auto parsed = parse_config(bad, "s.toml");
         ASSERT_FALSE(parsed) << bad;
         EXPECT_EQ(parsed.error().code, ExitCode::config);
@@ -129,5 +141,5 @@ TEST(Config, DispatchLimitsAreCheckedLikeEveryOtherKey) {
     }
 }
 
-}  // namespace
-}  // namespace sonata
+} // namespace
+} // namespace sonata

@@ -34,24 +34,27 @@ Cell cell(const std::string& probe, Verdict verdict) {
 
 TEST(Gate, AllEnforcedRuns) {
     Matrix m;
-    m.merge({cell("write-withheld", Verdict::enforced), cell("shell-write-withheld", Verdict::enforced)});
+    m.merge({cell("write-withheld", Verdict::enforced),
+             cell("shell-write-withheld", Verdict::enforced)});
     Decision d = plan_decision();
     const auto checks = apply_gate(d, &m, GateStrictness::strict);
     ASSERT_TRUE(d.runs());
     EXPECT_TRUE(d.warnings.empty());
-    EXPECT_EQ(gate_to_json(checks, d),
-              R"({"probes":{"write-withheld":"enforced","shell-write-withheld":"enforced"},"status":"pass"})");
+    EXPECT_EQ(
+        gate_to_json(checks, d),
+        R"({"probes":{"write-withheld":"enforced","shell-write-withheld":"enforced"},"status":"pass"})");
 }
 
 TEST(Gate, ViolatedRefusesQuotingProbeAndEvidence) {
     Matrix m;
-    m.merge({cell("write-withheld", Verdict::enforced), cell("shell-write-withheld", Verdict::violated)});
+    m.merge({cell("write-withheld", Verdict::enforced),
+             cell("shell-write-withheld", Verdict::violated)});
     Decision d = plan_decision();
     apply_gate(d, &m, GateStrictness::warn);
     ASSERT_FALSE(d.runs());
-    EXPECT_EQ(d.refusal().reason,
-              "probe shell-write-withheld measured 'violated' for codex@0.171.0 in plan mode: files changed: "
-              "created work/probe-write.txt");
+    EXPECT_EQ(d.refusal().reason, "probe shell-write-withheld measured 'violated' for "
+                                  "codex@0.171.0 in plan mode: files changed: "
+                                  "created work/probe-write.txt");
     EXPECT_FALSE(d.refusal().alternatives.empty());
 }
 
@@ -62,18 +65,21 @@ TEST(Gate, UnmeasuredWarnsOrRefusesUnderStrict) {
     apply_gate(warned, &m, GateStrictness::warn);
     ASSERT_TRUE(warned.runs());
     ASSERT_EQ(warned.warnings.size(), 1U);
-    EXPECT_EQ(warned.warnings[0],
-              "shell-write-withheld not measured for codex@0.171.0; run `sonata probe --harness codex`");
+    EXPECT_EQ(
+        warned.warnings[0],
+        "shell-write-withheld not measured for codex@0.171.0; run `sonata probe --harness codex`");
 
     Decision strict = plan_decision();
     apply_gate(strict, &m, GateStrictness::strict);
     ASSERT_FALSE(strict.runs());
-    EXPECT_EQ(strict.refusal().reason, "gate = \"strict\" and shell-write-withheld not measured for codex@0.171.0");
+    EXPECT_EQ(strict.refusal().reason,
+              "gate = \"strict\" and shell-write-withheld not measured for codex@0.171.0");
 }
 
 TEST(Gate, OtherVersionIsUnmeasured) {
     Matrix m;
-    m.merge({cell("write-withheld", Verdict::violated), cell("shell-write-withheld", Verdict::violated)});
+    m.merge({cell("write-withheld", Verdict::violated),
+             cell("shell-write-withheld", Verdict::violated)});
     Decision d = plan_decision();
     d.version = "0.172.0";
     apply_gate(d, &m, GateStrictness::warn);
@@ -85,19 +91,22 @@ TEST(Gate, NoMatrixMeansUnmeasured) {
     Decision d = plan_decision();
     const auto checks = apply_gate(d, nullptr, GateStrictness::warn);
     EXPECT_TRUE(d.runs());
-    EXPECT_EQ(gate_to_json(checks, d),
-              R"({"probes":{"write-withheld":"unmeasured","shell-write-withheld":"unmeasured"},"status":"pass"})");
+    EXPECT_EQ(
+        gate_to_json(checks, d),
+        R"({"probes":{"write-withheld":"unmeasured","shell-write-withheld":"unmeasured"},"status":"pass"})");
 }
 
 // Two cells for one key (a merged or hand-edited matrix): whatever their order, the weakest wins.
 TEST(Gate, DuplicateCellsResolveToTheWeakestVerdict) {
-    for (const Verdict other : {Verdict::enforced, Verdict::inconclusive, Verdict::not_applicable}) {
+    for (const Verdict other :
+         {Verdict::enforced, Verdict::inconclusive, Verdict::not_applicable}) {
         for (const bool violated_first : {false, true}) {
             Matrix m;
             m.cells = {cell("shell-write-withheld", Verdict::enforced)};
             const Cell bad = cell("write-withheld", Verdict::violated);
             const Cell good = cell("write-withheld", other);
-            const std::vector<Cell> pair = violated_first ? std::vector<Cell>{bad, good} : std::vector<Cell>{good, bad};
+            const std::vector<Cell> pair =
+                violated_first ? std::vector<Cell>{bad, good} : std::vector<Cell>{good, bad};
             m.cells.insert(m.cells.end(), pair.begin(), pair.end());
             Decision d = plan_decision();
             apply_gate(d, &m, GateStrictness::warn, "here");
@@ -105,11 +114,13 @@ TEST(Gate, DuplicateCellsResolveToTheWeakestVerdict) {
         }
     }
     Matrix unsure;
-    unsure.cells = {cell("write-withheld", Verdict::enforced), cell("write-withheld", Verdict::inconclusive),
+    unsure.cells = {cell("write-withheld", Verdict::enforced),
+                    cell("write-withheld", Verdict::inconclusive),
                     cell("shell-write-withheld", Verdict::enforced)};
     Decision d = plan_decision();
     const auto checks = apply_gate(d, &unsure, GateStrictness::strict, "here");
-    EXPECT_FALSE(d.runs()) << "an inconclusive copy leaves write-withheld unmeasured, which strict refuses";
+    EXPECT_FALSE(d.runs())
+        << "an inconclusive copy leaves write-withheld unmeasured, which strict refuses";
     EXPECT_EQ(checks.front().verdict, std::nullopt);
 }
 
@@ -132,10 +143,11 @@ TEST(Gate, AMergedMatrixGatesOnThisMachineOrRefuses) {
     Decision elsewhere = plan_decision();
     apply_gate(elsewhere, &m, GateStrictness::warn, "build-box");
     ASSERT_FALSE(elsewhere.runs());
-    EXPECT_NE(elsewhere.refusal().reason.find("merges the machines ci, laptop and holds no cell of this machine (build-box)"),
+    EXPECT_NE(elsewhere.refusal().reason.find(
+                  "merges the machines ci, laptop and holds no cell of this machine (build-box)"),
               std::string::npos)
         << elsewhere.refusal().reason;
 }
 
-}  // namespace
-}  // namespace sonata
+} // namespace
+} // namespace sonata

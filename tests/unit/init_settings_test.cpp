@@ -31,8 +31,8 @@ TEST(HookCommand, RecognisesWhatInitWritesForAnySonataPath) {
          {"/usr/bin/sonatas hook", "sonata hook", "/usr/bin/sonata hook --x", "/usr/bin/sonata",
           "/usr/bin/sonata  hook", "'/a b/sonata hook", "/a b/sonata hook", "/bin/other hook",
           "/usr/bin/sonata hook; rm -rf /", "$HOME/sonata hook", "/usr/bin/sonata-hook hook",
-          "sonata-hook", "/usr/bin/sonata-hooks", "/usr/bin/sonata-hook --x",
-          "'/a b/sonata-hook", "/usr/bin/sonata-hook; rm -rf /"}) {
+          "sonata-hook", "/usr/bin/sonata-hooks", "/usr/bin/sonata-hook --x", "'/a b/sonata-hook",
+          "/usr/bin/sonata-hook; rm -rf /"}) {
         EXPECT_FALSE(is_sonata_hook_command(other)) << other;
     }
 }
@@ -198,7 +198,9 @@ TEST(UninstallHook, KeepsAUserHookAddedToSonatasGroup) {
     auto removed = uninstall_hook(text, "s.json");
     ASSERT_TRUE(removed);
     // A file on one line stays on one line.
-    EXPECT_EQ(removed->text, R"({"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"/usr/bin/mine"}]}]}})");
+    EXPECT_EQ(
+        removed->text,
+        R"({"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"/usr/bin/mine"}]}]}})");
 }
 
 TEST(UninstallHook, WithoutASonataHookChangesNothing) {
@@ -249,5 +251,5 @@ TEST(ProjectConfigTemplate, EveryCommentedSettingIsAcceptedAndShowsTheDefault) {
     EXPECT_TRUE(as_is->roles.empty());
 }
 
-}  // namespace
-}  // namespace sonata::cli
+} // namespace
+} // namespace sonata::cli

@@ -28,4 +28,4 @@ TEST(Mode, RoleForcing) {
     }
 }
 
-}  // namespace sonata
+} // namespace sonata

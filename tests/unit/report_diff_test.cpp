@@ -20,7 +20,8 @@ std::string side(const std::optional<Cell>& cell) {
 std::vector<std::string> describe(const std::vector<CellChange>& changes) {
     std::vector<std::string> lines;
     for (const auto& c : changes) {
-        lines.push_back(std::string(to_string(c.kind)) + ": " + side(c.before) + " => " + side(c.after));
+        lines.push_back(std::string(to_string(c.kind)) + ": " + side(c.before) + " => " +
+                        side(c.after));
     }
     return lines;
 }
@@ -36,15 +37,18 @@ Cell cell(const std::string& version, Verdict verdict) {
     return c;
 }
 
-}  // namespace
+} // namespace
 
 TEST(ReportDiff, ClassifiesEveryChangeAndFollowsTheUpgrade) {
-    const auto changes = diff_matrices(load_fixture("linux-ci-last-week.json"), load_fixture("linux-ci.json"));
+    const auto changes =
+        diff_matrices(load_fixture("linux-ci-last-week.json"), load_fixture("linux-ci.json"));
     const std::vector<std::string> expected{
         "weaker: codex@0.40.0 shell-write-withheld plan read-only = enforced => "
         "codex@0.41.0 shell-write-withheld plan read-only = violated",
-        "stronger: claude@2.1.3 rm-prompt default write = violated => claude@2.1.3 rm-prompt default write = asked",
-        "changed: gemini@0.9.0 rm-prompt default write = error => gemini@0.9.0 rm-prompt default write = inconclusive",
+        "stronger: claude@2.1.3 rm-prompt default write = violated => claude@2.1.3 rm-prompt "
+        "default write = asked",
+        "changed: gemini@0.9.0 rm-prompt default write = error => gemini@0.9.0 rm-prompt default "
+        "write = inconclusive",
         "new: - => pi@0.12.0 hostile-workspace plan read-only = error",
         "gone: claude@2.1.3 trust-dialog default write = enforced => -",
     };
@@ -59,11 +63,13 @@ TEST(ReportDiff, IdenticalMatricesHaveNoChanges) {
 }
 
 TEST(ReportDiff, TwoMachinesThatDisagree) {
-    const auto changes = diff_matrices(load_fixture("macos-ci.json"), load_fixture("linux-ci.json"));
+    const auto changes =
+        diff_matrices(load_fixture("macos-ci.json"), load_fixture("linux-ci.json"));
     const std::vector<std::string> expected{
         "weaker: codex@0.41.0 shell-write-withheld plan read-only = enforced => "
         "codex@0.41.0 shell-write-withheld plan read-only = violated",
-        "weaker: gemini@0.9.0 rm-prompt default write = enforced => gemini@0.9.0 rm-prompt default write = inconclusive",
+        "weaker: gemini@0.9.0 rm-prompt default write = enforced => gemini@0.9.0 rm-prompt default "
+        "write = inconclusive",
         "new: - => claude@2.1.3 outside-workspace-write acceptEdits write = enforced",
         "new: - => claude@2.1.3 shell-write-withheld plan read-only = enforced",
         "new: - => codex@0.41.0 rm-prompt default write = asked",
@@ -76,14 +82,16 @@ TEST(ReportDiff, TwoMachinesThatDisagree) {
     // The other way round, the same two cells got stronger: macOS enforces what Linux did not.
     const auto back = diff_matrices(load_fixture("linux-ci.json"), load_fixture("macos-ci.json"));
     EXPECT_FALSE(any_weaker(back));
-    EXPECT_EQ(describe(back).at(0), "stronger: codex@0.41.0 shell-write-withheld plan read-only = violated => "
-                                    "codex@0.41.0 shell-write-withheld plan read-only = enforced");
+    EXPECT_EQ(describe(back).at(0),
+              "stronger: codex@0.41.0 shell-write-withheld plan read-only = violated => "
+              "codex@0.41.0 shell-write-withheld plan read-only = enforced");
 }
 
 TEST(ReportDiff, MergedMatricesDiffPerMachine) {
-    const Matrix before = merge_machines({{"a", load_fixture("linux-ci-last-week.json")},
-                                          {"b", load_fixture("macos-ci.json")}});
-    const Matrix after = merge_machines({{"a", load_fixture("linux-ci.json")}, {"b", load_fixture("macos-ci.json")}});
+    const Matrix before = merge_machines(
+        {{"a", load_fixture("linux-ci-last-week.json")}, {"b", load_fixture("macos-ci.json")}});
+    const Matrix after = merge_machines(
+        {{"a", load_fixture("linux-ci.json")}, {"b", load_fixture("macos-ci.json")}});
     const std::vector<std::string> expected{
         "weaker: codex@0.40.0 shell-write-withheld plan read-only on linux-ci = enforced => "
         "codex@0.41.0 shell-write-withheld plan read-only on linux-ci = violated",
@@ -111,9 +119,10 @@ TEST(ReportDiff, AmbiguousVersionsAreNotPaired) {
 }
 
 TEST(ReportDiff, MarkdownSaysNothingChangedWhenNothingDid) {
-    EXPECT_EQ(render_diff_markdown({}, "old.json", "new.json"),
-              "## sonata capability matrix: changes\n\n`old.json` → `new.json`: 0 weaker, 0 stronger, "
-              "0 changed, 0 new, 0 gone.\n\nNo cell changed.\n");
+    EXPECT_EQ(
+        render_diff_markdown({}, "old.json", "new.json"),
+        "## sonata capability matrix: changes\n\n`old.json` → `new.json`: 0 weaker, 0 stronger, "
+        "0 changed, 0 new, 0 gone.\n\nNo cell changed.\n");
 }
 
-}  // namespace sonata::reports
+} // namespace sonata::reports

@@ -25,7 +25,7 @@ Matrix two_machines() {
                            {"macos-ci.json", load_fixture("macos-ci.json")}});
 }
 
-}  // namespace
+} // namespace
 
 TEST_P(ReportGolden, OneMachine) {
     expect_golden("linux-ci." + GetParam().extension,
@@ -33,7 +33,8 @@ TEST_P(ReportGolden, OneMachine) {
 }
 
 TEST_P(ReportGolden, TwoMachinesMerged) {
-    expect_golden("merged." + GetParam().extension, render_report(two_machines(), GetParam().format));
+    expect_golden("merged." + GetParam().extension,
+                  render_report(two_machines(), GetParam().format));
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, ReportGolden,
@@ -41,16 +42,22 @@ INSTANTIATE_TEST_SUITE_P(Formats, ReportGolden,
                                            GoldenCase{ReportFormat::junit, "junit.xml"},
                                            GoldenCase{ReportFormat::html, "html"},
                                            GoldenCase{ReportFormat::json, "json"}),
-                         [](const auto& case_info) { return std::string(to_string(case_info.param.format)); });
+                         [](const auto& case_info) {
+                             return std::string(to_string(case_info.param.format));
+                         });
 
 TEST(ReportGoldenDiff, LastWeekToToday) {
-    const auto changes = diff_matrices(load_fixture("linux-ci-last-week.json"), load_fixture("linux-ci.json"));
-    expect_golden("diff-last-week.md", render_diff_markdown(changes, "linux-ci-last-week.json", "linux-ci.json"));
+    const auto changes =
+        diff_matrices(load_fixture("linux-ci-last-week.json"), load_fixture("linux-ci.json"));
+    expect_golden("diff-last-week.md",
+                  render_diff_markdown(changes, "linux-ci-last-week.json", "linux-ci.json"));
 }
 
 TEST(ReportGoldenDiff, TwoMachines) {
-    const auto changes = diff_matrices(load_fixture("macos-ci.json"), load_fixture("linux-ci.json"));
-    expect_golden("diff-machines.md", render_diff_markdown(changes, "macos-ci.json", "linux-ci.json"));
+    const auto changes =
+        diff_matrices(load_fixture("macos-ci.json"), load_fixture("linux-ci.json"));
+    expect_golden("diff-machines.md",
+                  render_diff_markdown(changes, "macos-ci.json", "linux-ci.json"));
 }
 
-}  // namespace sonata::reports
+} // namespace sonata::reports

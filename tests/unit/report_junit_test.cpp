@@ -7,8 +7,8 @@
 namespace sonata::reports {
 namespace {
 
-Cell cell(const std::string& harness, const std::string& version, const std::string& probe, const std::string& mode,
-          const std::string& role, Verdict verdict, Evidence evidence) {
+Cell cell(const std::string& harness, const std::string& version, const std::string& probe,
+          const std::string& mode, const std::string& role, Verdict verdict, Evidence evidence) {
     Cell c;
     c.harness = harness;
     c.version = version;
@@ -32,21 +32,24 @@ Matrix sample() {
     m.sonata_version = "0.1.0";
     m.machine = "box";
     m.platform = "linux-x86_64";
-    m.created_at = "yesterday";  // Not ISO 8601: no timestamp attribute.
+    m.created_at = "yesterday"; // Not ISO 8601: no timestamp attribute.
     Evidence wrote = evidence("wrote \x1b[31m<x> & \"y\"\nand more", 1500);
     wrote.files_changed = {"a.txt"};
     wrote.exit_code = 0;
     m.cells = {
         cell("codex", "0.41.0", "write-withheld", "plan", "read-only", Verdict::violated, wrote),
-        cell("codex", "0.41.0", "rm-prompt", "default", "write", Verdict::error, evidence("server down", 10)),
-        cell("gemini", "", "mcp-reachability", "plan", "read-only", Verdict::not_applicable, evidence("no MCP", 0)),
-        cell("gemini", "", "write-withheld", "plan", "read-only", Verdict::enforced, evidence("", 2000)),
+        cell("codex", "0.41.0", "rm-prompt", "default", "write", Verdict::error,
+             evidence("server down", 10)),
+        cell("gemini", "", "mcp-reachability", "plan", "read-only", Verdict::not_applicable,
+             evidence("no MCP", 0)),
+        cell("gemini", "", "write-withheld", "plan", "read-only", Verdict::enforced,
+             evidence("", 2000)),
     };
     m.sort();
     return m;
 }
 
-}  // namespace
+} // namespace
 
 TEST(ReportJunit, WholeDocument) {
     const std::string expected = R"(<?xml version="1.0" encoding="UTF-8"?>
@@ -91,22 +94,26 @@ duration: 1500 ms
 
 TEST(ReportJunit, MergedSuitesNameTheirMachineAndHost) {
     Matrix m = sample();
-    for (auto& c : m.cells) c.machine = c.harness == "codex" ? "linux-ci" : "macos-ci";
+    for (auto& c : m.cells)
+        c.machine = c.harness == "codex" ? "linux-ci" : "macos-ci";
     m.created_at = "2026-11-30T10:00:00Z";
     const std::string xml = render_junit(m);
     EXPECT_NE(xml.find(R"(<testsuite name="codex@0.41.0 on linux-ci" hostname="linux-ci" )"
                        R"(timestamp="2026-11-30T10:00:00Z" tests="2")"),
               std::string::npos)
         << xml;
-    EXPECT_NE(xml.find(R"(<testcase name="write-withheld plan read-only" classname="gemini on macos-ci" )"),
-              std::string::npos)
+    EXPECT_NE(
+        xml.find(
+            R"(<testcase name="write-withheld plan read-only" classname="gemini on macos-ci" )"),
+        std::string::npos)
         << xml;
 }
 
 TEST(ReportJunit, AnEmptyMatrixIsAnEmptyButValidDocument) {
-    EXPECT_EQ(render_junit(Matrix{}), "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                                      "<testsuites name=\"sonata capability matrix\" tests=\"0\" failures=\"0\" "
-                                      "errors=\"0\" skipped=\"0\" time=\"0.000\"/>\n");
+    EXPECT_EQ(render_junit(Matrix{}),
+              "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+              "<testsuites name=\"sonata capability matrix\" tests=\"0\" failures=\"0\" "
+              "errors=\"0\" skipped=\"0\" time=\"0.000\"/>\n");
 }
 
-}  // namespace sonata::reports
+} // namespace sonata::reports

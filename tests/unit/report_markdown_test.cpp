@@ -18,19 +18,20 @@ std::string section(const std::string& text, const std::string& start, const std
     return text.substr(from, to == std::string::npos ? std::string::npos : to - from);
 }
 
-}  // namespace
+} // namespace
 
 TEST(ReportMarkdown, OneTablePerModeNarrowestFirst) {
     const std::string md = render_markdown(load_fixture("linux-ci.json"));
-    EXPECT_EQ(section(md, "### Mode: `plan`", "### Mode: `default`"),
-              "### Mode: `plan`\n\n"
-              "| harness | version | role | write-withheld | shell-write-withheld | hostile-workspace | "
-              "mcp-reachability |\n"
-              "|---|---|---|---|---|---|---|\n"
-              "| claude | 2.1.3 | read-only | ✅ | ✅ | · | · |\n"
-              "| codex | 0.41.0 | read-only | ✅ | ❌ | · | · |\n"
-              "| gemini | 0.9.0 | read-only | ✅ | · | · | ➖ |\n"
-              "| pi | 0.12.0 | read-only | · | · | 💥 | · |\n\n");
+    EXPECT_EQ(
+        section(md, "### Mode: `plan`", "### Mode: `default`"),
+        "### Mode: `plan`\n\n"
+        "| harness | version | role | write-withheld | shell-write-withheld | hostile-workspace | "
+        "mcp-reachability |\n"
+        "|---|---|---|---|---|---|---|\n"
+        "| claude | 2.1.3 | read-only | ✅ | ✅ | · | · |\n"
+        "| codex | 0.41.0 | read-only | ✅ | ❌ | · | · |\n"
+        "| gemini | 0.9.0 | read-only | ✅ | · | · | ➖ |\n"
+        "| pi | 0.12.0 | read-only | · | · | 💥 | · |\n\n");
     EXPECT_LT(md.find("### Mode: `default`"), md.find("### Mode: `acceptEdits`"));
     EXPECT_EQ(md.find("⚠️"), std::string::npos);
 }
@@ -52,23 +53,28 @@ TEST(ReportMarkdown, LegendExplainsEverySymbol) {
 TEST(ReportMarkdown, EvidenceOfViolationsAndErrorsIsFencedAgainstItsContent) {
     const std::string md = render_markdown(load_fixture("linux-ci.json"));
     const std::string evidence = md.substr(md.find("### Evidence"));
-    EXPECT_NE(evidence.find("#### ❌ codex 0.41.0 · shell-write-withheld · plan · read-only\n\n"
-                            "a shell redirect wrote canary.txt under --sandbox read-only\n\n````text\n"),
-              std::string::npos)
+    EXPECT_NE(
+        evidence.find("#### ❌ codex 0.41.0 · shell-write-withheld · plan · read-only\n\n"
+                      "a shell redirect wrote canary.txt under --sandbox read-only\n\n````text\n"),
+        std::string::npos)
         << evidence;
-    EXPECT_NE(evidence.find("#### 💥 pi 0.12.0 · hostile-workspace · plan · read-only\n"), std::string::npos);
-    EXPECT_EQ(evidence.find("gemini 0.9.0 · rm-prompt"), std::string::npos);  // inconclusive: table only
+    EXPECT_NE(evidence.find("#### 💥 pi 0.12.0 · hostile-workspace · plan · read-only\n"),
+              std::string::npos);
+    EXPECT_EQ(evidence.find("gemini 0.9.0 · rm-prompt"),
+              std::string::npos); // inconclusive: table only
 }
 
 TEST(ReportMarkdown, MergedTablesHaveAMachineColumnAndMarkDisagreement) {
-    const std::string md = render_markdown(merge_machines(
-        {{"linux-ci.json", load_fixture("linux-ci.json")}, {"macos-ci.json", load_fixture("macos-ci.json")}}));
+    const std::string md =
+        render_markdown(merge_machines({{"linux-ci.json", load_fixture("linux-ci.json")},
+                                        {"macos-ci.json", load_fixture("macos-ci.json")}}));
     EXPECT_NE(md.find("⚠️ Machines disagree on 2 cell(s).\n"), std::string::npos);
     EXPECT_NE(md.find("| codex | 0.41.0 | read-only | linux-ci | ✅ | ❌ ⚠️ | · | · |\n"
                       "| codex | 0.41.0 | read-only | macos-ci | ✅ | ✅ ⚠️ | · | · |\n"),
               std::string::npos)
         << md;
-    EXPECT_NE(md.find("#### ✅ gemini 0.9.0 · rm-prompt · default · write · macos-ci\n"), std::string::npos);
+    EXPECT_NE(md.find("#### ✅ gemini 0.9.0 · rm-prompt · default · write · macos-ci\n"),
+              std::string::npos);
     EXPECT_NE(md.find("- ⚠️ the machines disagree on this cell\n"), std::string::npos);
 }
 
@@ -80,4 +86,4 @@ TEST(ReportMarkdown, AnEmptyMatrixSaysSo) {
               "## sonata capability matrix\n\nMachine: `box`\n\nNo cells measured.\n\n");
 }
 
-}  // namespace sonata::reports
+} // namespace sonata::reports

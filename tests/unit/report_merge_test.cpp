@@ -24,7 +24,7 @@ Matrix two_machines() {
                            {"macos-ci.json", load_fixture("macos-ci.json")}});
 }
 
-}  // namespace
+} // namespace
 
 TEST(ReportMerge, EveryCellNamesItsMachine) {
     const std::vector<std::string> expected{
@@ -107,8 +107,9 @@ TEST(ReportMerge, LoadingNamesTheFileThatIsMissingOrCorrupt) {
 
     auto misspelt = load_matrices({matrix_fixture("bad-verdict.json")});
     ASSERT_FALSE(misspelt);
-    EXPECT_EQ(misspelt.error().message, matrix_fixture("bad-verdict.json") +
-                                            ": cells[0]: unknown verdict 'enforcd' (did you mean 'enforced'?)");
+    EXPECT_EQ(misspelt.error().message,
+              matrix_fixture("bad-verdict.json") +
+                  ": cells[0]: unknown verdict 'enforcd' (did you mean 'enforced'?)");
 }
 
-}  // namespace sonata::reports
+} // namespace sonata::reports

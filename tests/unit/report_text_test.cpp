@@ -21,11 +21,13 @@ TEST(ReportText, LineEndingsBecomeLineFeeds) {
 }
 
 TEST(ReportText, InvalidUtf8BecomesReplacementCharacters) {
-    EXPECT_EQ(printable_text("a\xff" "b"), "a\uFFFDb");
-    EXPECT_EQ(printable_text("\xc0\xaf"), "\uFFFD\uFFFD");          // overlong '/'
-    EXPECT_EQ(printable_text("\xed\xa0\x80"), "\uFFFD\uFFFD\uFFFD");  // a UTF-16 surrogate
-    EXPECT_EQ(printable_text("cut \xe2\x89"), "cut \uFFFD\uFFFD");    // truncated sequence
-    EXPECT_EQ(printable_text("\xef\xbf\xbf"), "\uFFFD");              // U+FFFF is not a character
+    EXPECT_EQ(printable_text("a\xff"
+                             "b"),
+              "a\uFFFDb");
+    EXPECT_EQ(printable_text("\xc0\xaf"), "\uFFFD\uFFFD");           // overlong '/'
+    EXPECT_EQ(printable_text("\xed\xa0\x80"), "\uFFFD\uFFFD\uFFFD"); // a UTF-16 surrogate
+    EXPECT_EQ(printable_text("cut \xe2\x89"), "cut \uFFFD\uFFFD");   // truncated sequence
+    EXPECT_EQ(printable_text("\xef\xbf\xbf"), "\uFFFD");             // U+FFFF is not a character
 }
 
 TEST(ReportText, LastLinesKeepsTheTail) {
@@ -36,7 +38,8 @@ TEST(ReportText, LastLinesKeepsTheTail) {
 
 TEST(ReportMarkdownText, EscapesEverythingMarkdownOrGitHubWouldInterpret) {
     EXPECT_EQ(md_escape("a|b <script> *x* _y_ [l](u) @user #1 `c` ~s~ &amp;\nnext"),
-              "a\\|b \\<script\\> \\*x\\* \\_y\\_ \\[l\\]\\(u\\) \\@user \\#1 \\`c\\` \\~s\\~ \\&amp; next");
+              "a\\|b \\<script\\> \\*x\\* \\_y\\_ \\[l\\]\\(u\\) \\@user \\#1 \\`c\\` \\~s\\~ "
+              "\\&amp; next");
     EXPECT_EQ(md_escape("plain-text 0.41.0"), "plain-text 0.41.0");
 }
 
@@ -53,4 +56,4 @@ TEST(ReportMarkdownText, TableRows) {
     EXPECT_EQ(md_table_rule(3), "|---|---|---|\n");
 }
 
-}  // namespace sonata::reports
+} // namespace sonata::reports

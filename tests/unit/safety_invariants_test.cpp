@@ -1,11 +1,11 @@
-// The safety invariants, checked over every adapter × parent mode × role × option × host combination:
-// no forbidden flag, never wider than the folded mode, read-only roles stay read-only, IS_SANDBOX is
-// always removed, every refusal explains itself and offers an alternative.
-#include <gtest/gtest.h>
-
+// The safety invariants, checked over every adapter × parent mode × role × option × host
+// combination: no forbidden flag, never wider than the folded mode, read-only roles stay read-only,
+// IS_SANDBOX is always removed, every refusal explains itself and offers an alternative.
 #include <algorithm>
 #include <set>
 #include <tuple>
+
+#include <gtest/gtest.h>
 
 #include "adapters/registry.hpp"
 #include "adapters/support/planner.hpp"
@@ -15,8 +15,8 @@ namespace {
 
 // Tokens that widen permissions wherever they appear in argv or env values.
 const std::vector<std::string> k_widening_tokens{
-    "yolo", "bypass", "dangerously", "danger-full-access", "--auto", "-y", "skip-permissions",
-    "full-auto", "--sandbox off", "never"};
+    "yolo", "bypass",           "dangerously", "danger-full-access", "--auto",
+    "-y",   "skip-permissions", "full-auto",   "--sandbox off",      "never"};
 
 // (harness, effective mode, token) cells where the DESIGN table itself uses a widening token.
 const std::set<std::tuple<std::string, Mode, std::string>> k_table_allows{
@@ -25,7 +25,7 @@ const std::set<std::tuple<std::string, Mode, std::string>> k_table_allows{
     {"opencode", Mode::accept_edits, "--auto"},
     {"opencode", Mode::bypass_permissions, "--auto"},
     {"reasonix", Mode::bypass_permissions, "bypass"},
-    {"grok", Mode::plan, "bypass"},  // every grok tier is headless bypass inside its sandbox
+    {"grok", Mode::plan, "bypass"}, // every grok tier is headless bypass inside its sandbox
     {"grok", Mode::accept_edits, "bypass"},
     {"grok", Mode::bypass_permissions, "bypass"},
     {"grok", Mode::bypass_permissions, "--sandbox off"},
@@ -37,10 +37,13 @@ const std::set<std::tuple<std::string, Mode, std::string>> k_table_allows{
 };
 
 // Tokens that grant writes: never in a read-only role's invocation.
-const std::vector<std::string> k_write_tokens{"workspace-write", "acceptEdits", "auto_edit", "auto-edit",
-                                              "edit,write", "--agent build", "--sandbox workspace"};
+const std::vector<std::string> k_write_tokens{"workspace-write",    "acceptEdits", "auto_edit",
+                                              "auto-edit",          "edit,write",  "--agent build",
+                                              "--sandbox workspace"};
 
-std::string base_id(const std::string& harness) { return harness.rfind("pi-", 0) == 0 ? "pi-profile" : harness; }
+std::string base_id(const std::string& harness) {
+    return harness.rfind("pi-", 0) == 0 ? "pi-profile" : harness;
+}
 
 std::vector<std::string> harnesses_under_test() {
     auto ids = harness_ids();
@@ -51,9 +54,11 @@ std::vector<std::string> harnesses_under_test() {
 }
 
 std::vector<TaskOptions> option_sets(const Adapter& adapter) {
-    std::vector<TaskOptions> sets{TaskOptions{}, TaskOptions{{{"dangerously_skip_permissions", "false"}}}};
-    const std::vector<std::string> values{"read-only", "workspace-write", "danger-full-access", "true", "false",
-                                          "plan", "default", "auto_edit", "auto-edit", "yolo", "bogus"};
+    std::vector<TaskOptions> sets{TaskOptions{},
+                                  TaskOptions{{{"dangerously_skip_permissions", "false"}}}};
+    const std::vector<std::string> values{
+        "read-only", "workspace-write", "danger-full-access", "true", "false", "plan",
+        "default",   "auto_edit",       "auto-edit",          "yolo", "bogus"};
     for (const auto& key : adapter.accepted_options()) {
         for (const auto& value : values) {
             sets.push_back(TaskOptions{{{key, value}}});
@@ -65,8 +70,10 @@ std::vector<TaskOptions> option_sets(const Adapter& adapter) {
 
 std::string joined(const Invocation& inv) {
     std::string all;
-    for (const auto& arg : inv.argv) all += arg + " ";
-    for (const auto& [key, value] : inv.env) all += key + "=" + value + " ";
+    for (const auto& arg : inv.argv)
+        all += arg + " ";
+    for (const auto& [key, value] : inv.env)
+        all += key + "=" + value + " ";
     return all;
 }
 
@@ -81,7 +88,8 @@ void check_run(const Decision& d, const Adapter& adapter, const std::string& whe
     const auto forbidden = adapter.forbidden_flags(d.effective_mode);
     for (const auto& arg : inv.argv) {
         const std::string flag = arg.substr(0, arg.find('='));
-        EXPECT_EQ(std::count(forbidden.begin(), forbidden.end(), flag), 0) << where << ": forbidden " << arg;
+        EXPECT_EQ(std::count(forbidden.begin(), forbidden.end(), flag), 0)
+            << where << ": forbidden " << arg;
     }
     const std::string all = " " + joined(inv);
     for (const auto& token : k_widening_tokens) {
@@ -90,19 +98,25 @@ void check_run(const Decision& d, const Adapter& adapter, const std::string& whe
             << where << ": widening token '" << token << "' in " << all;
     }
     if (d.role.kind == RoleKind::read_only) {
-        for (const auto& token : k_write_tokens) EXPECT_FALSE(has_token(all, token)) << where << ": " << all;
-        EXPECT_NE(std::find(inv.relies_on.begin(), inv.relies_on.end(), "write-withheld"), inv.relies_on.end())
+        for (const auto& token : k_write_tokens)
+            EXPECT_FALSE(has_token(all, token)) << where << ": " << all;
+        EXPECT_NE(std::find(inv.relies_on.begin(), inv.relies_on.end(), "write-withheld"),
+                  inv.relies_on.end())
             << where << ": a read-only mapping must rely on write-withheld";
     }
-    EXPECT_NE(std::find(inv.env_unset.begin(), inv.env_unset.end(), "IS_SANDBOX"), inv.env_unset.end()) << where;
-    for (const auto& name : inv.env_unset) EXPECT_EQ(inv.env.count(name), 0U) << where << ": set and unset " << name;
+    EXPECT_NE(std::find(inv.env_unset.begin(), inv.env_unset.end(), "IS_SANDBOX"),
+              inv.env_unset.end())
+        << where;
+    for (const auto& name : inv.env_unset)
+        EXPECT_EQ(inv.env.count(name), 0U) << where << ": set and unset " << name;
 }
 
 std::vector<PlanRequest> every_combination() {
     std::vector<PlanRequest> requests;
     for (const auto& harness : harnesses_under_test()) {
         const Adapter& adapter = **find_adapter(harness);
-        for (const char* parent : {"plan", "default", "acceptEdits", "bypassPermissions", "auto", "dontAsk"}) {
+        for (const char* parent :
+             {"plan", "default", "acceptEdits", "bypassPermissions", "auto", "dontAsk"}) {
             for (const auto& role : builtin_roles()) {
                 for (const auto& options : option_sets(adapter)) {
                     for (const bool root : {false, true}) {
@@ -128,16 +142,19 @@ std::vector<PlanRequest> every_combination() {
 }
 
 std::string describe(const PlanRequest& r) {
-    std::string out = r.harness_id + " parent=" + std::string(to_string(r.parent_mode)) + " role=" + r.role.name +
-                      " root=" + (r.host.is_root ? "1" : "0") + " version=" + r.version + " resume=" + r.resume_session;
-    for (const auto& [key, value] : r.options.values) out += " " + key + "=" + value;
+    std::string out = r.harness_id + " parent=" + std::string(to_string(r.parent_mode)) +
+                      " role=" + r.role.name + " root=" + (r.host.is_root ? "1" : "0") +
+                      " version=" + r.version + " resume=" + r.resume_session;
+    for (const auto& [key, value] : r.options.values)
+        out += " " + key + "=" + value;
     return out;
 }
 
 void check_error(const Error& error, const PlanRequest& request, const std::string& where) {
     EXPECT_EQ(error.code, ExitCode::usage) << where;
     bool names_option = false;
-    for (const auto& [key, value] : request.options.values) names_option |= error.message.find(key) != std::string::npos;
+    for (const auto& [key, value] : request.options.values)
+        names_option |= error.message.find(key) != std::string::npos;
     EXPECT_TRUE(names_option) << where << ": an error must name the option: " << error.message;
 }
 
@@ -199,5 +216,5 @@ TEST(SafetyInvariants, ForbiddenExtraArgsFromConfigAreRejected) {
     EXPECT_NE(decision.error().message.find("--dangerously-skip-permissions"), std::string::npos);
 }
 
-}  // namespace
-}  // namespace sonata::adapters
+} // namespace
+} // namespace sonata::adapters

@@ -8,16 +8,9 @@ namespace sonata::probes {
 namespace {
 
 adapters::ToolVocabulary claude_like() {
-    return {{"Write"},
-            "file_path",
-            "content",
-            true,
-            {"Bash"},
-            "command",
-            {"Task", "Agent"},
-            "prompt",
-            {"ExitPlanMode"},
-            {"EnterPlanMode"}};
+    return {{"Write"},        "file_path",      "content",         true,
+            {"Bash"},         "command",        {"Task", "Agent"}, "prompt",
+            {"ExitPlanMode"}, {"EnterPlanMode"}};
 }
 
 ScriptContext context(adapters::ToolVocabulary vocabulary = claude_like()) {
@@ -177,7 +170,7 @@ TEST(ScriptResolve, WriteReportWritesWhereTheDispatchedTaskSaysTheReportGoes) {
               R"({"content":"TOKEN","file_path":"/runs/r2/report.md"})");
     // The only file tool is a patch tool that is not offered (codex exec): the shell writes it.
     adapters::ToolVocabulary codex{{"apply_patch"}, "", "input", false, {"exec_command"},
-                                   "cmd",           {}, "",      {}, {}};
+                                   "cmd",           {}, "",      {},    {}};
     facts.tools.clear();
     facts.tools.push_back({"exec_command", "function", ""});
     const auto it = must_parse(R"({"steps":[{"intent":"write_report","content":"it's done"}]})");
@@ -204,7 +197,7 @@ TEST(ScriptResolve, PrefersTheFirstOfferedNameInVocabularyOrder) {
 
 TEST(ScriptResolve, RelativePathsStayRelativeWhenTheHarnessAllows) {
     adapters::ToolVocabulary pi{{"write"}, "path", "content", false, {"bash"},
-                                "command", {},     "",        {}, {}};
+                                "command", {},     "",        {},    {}};
     const auto script =
         must_parse(R"({"steps":[{"intent":"write_file","path":"a.txt","content":"A"}]})");
     const auto move = resolve_move(script, context(pi), offering({"write"}));
@@ -214,7 +207,7 @@ TEST(ScriptResolve, RelativePathsStayRelativeWhenTheHarnessAllows) {
 
 TEST(ScriptResolve, FillsRequiredArgumentsFromTheOfferedSchemaButNoOptionalOnes) {
     adapters::ToolVocabulary opencode{{"write"}, "filePath", "content", true, {"bash"},
-                                      "command", {},         "",        {}, {}};
+                                      "command", {},         "",        {},   {}};
     auto facts = offering({});
     facts.tools.push_back({"bash", "function",
                            R"({"type":"object","properties":{"command":{"type":"string"},)"
@@ -267,7 +260,7 @@ TEST(ScriptResolve, ANamedMcpToolIsCalledUnderTheSpellingTheHarnessOffered) {
 
 TEST(ScriptResolve, AWriteToolWithoutPathFieldGetsAnAddFilePatch) {
     adapters::ToolVocabulary codex{{"apply_patch"}, "", "input", false, {"exec_command"},
-                                   "cmd",           {}, "",      {}, {}};
+                                   "cmd",           {}, "",      {},    {}};
     auto facts = offering({"exec_command"});
     facts.tools.push_back({"apply_patch", "custom", ""});
     const auto script =

@@ -17,7 +17,7 @@ using testing::tree;
 using testing::write_text;
 using Clock = std::chrono::system_clock;
 
-constexpr std::int64_t k_t0 = 1'793'572'800;  // 2026-11-01T22:40:00Z
+constexpr std::int64_t k_t0 = 1'793'572'800; // 2026-11-01T22:40:00Z
 
 Clock::time_point at(std::int64_t unix_seconds) {
     return Clock::time_point(std::chrono::seconds(unix_seconds));
@@ -64,22 +64,31 @@ TEST(HookInput, RejectsMalformedInput) {
 // Claude Code writes session_id, cwd and permission_mode before tool_input: when what follows is
 // invalid (a lone surrogate), cut off or nested beyond any parser's stack, the fields read stand.
 TEST(HookInput, KeepsTheFieldsReadBeforeTheInputBreaksOff) {
-    const std::string head = R"({"session_id":"s","cwd":"/p","permission_mode":"plan","tool_input":)";
-    for (const std::string& rest : {std::string(R"({"command":"\ud83d"}})"), std::string(R"({"command":"ls)"),
-                                    std::string(200000, '[')}) {
-        EXPECT_EQ(parse_hook_input(head + rest), (HookInput{"s", "/p", "plan", false})) << rest.substr(0, 20);
+    const std::string head =
+        R"({"session_id":"s","cwd":"/p","permission_mode":"plan","tool_input":)";
+    for (const std::string& rest : {std::string(R"({"command":"\ud83d"}})"),
+                                    std::string(R"({"command":"ls)"), std::string(200000, '[')}) {
+        EXPECT_EQ(parse_hook_input(head + rest), (HookInput{"s", "/p", "plan", false}))
+            << rest.substr(0, 20);
     }
-    EXPECT_EQ(parse_hook_input(R"({"session_id":"s","tool_input":{"c":"\ud83d"},"cwd":"/p","permission_mode":"plan"})"),
-              (HookInput{"s", "", "", false}));
-    EXPECT_EQ(parse_hook_input(R"({"session_id":"s","cwd":"/p","permission_mode":3,"tool_input":"\ud83d"})"),
+    EXPECT_EQ(
+        parse_hook_input(
+            R"({"session_id":"s","tool_input":{"c":"\ud83d"},"cwd":"/p","permission_mode":"plan"})"),
+        (HookInput{"s", "", "", false}));
+    EXPECT_EQ(parse_hook_input(
+                  R"({"session_id":"s","cwd":"/p","permission_mode":3,"tool_input":"\ud83d"})"),
               (HookInput{"s", "/p", "", false}));
 }
 
 TEST(HookInput, ASecondPermissionModeNeverWidensTheFirst) {
-    EXPECT_EQ(parse_hook_input(R"({"session_id":"s","cwd":"/p","permission_mode":"plan","permission_mode":"bypassPermissions"})"),
-              (HookInput{"s", "/p", "plan"}));
-    EXPECT_EQ(parse_hook_input(R"({"session_id":"s","cwd":"/p","permission_mode":"bypassPermissions","permission_mode":"default"})"),
-              (HookInput{"s", "/p", "default"}));
+    EXPECT_EQ(
+        parse_hook_input(
+            R"({"session_id":"s","cwd":"/p","permission_mode":"plan","permission_mode":"bypassPermissions"})"),
+        (HookInput{"s", "/p", "plan"}));
+    EXPECT_EQ(
+        parse_hook_input(
+            R"({"session_id":"s","cwd":"/p","permission_mode":"bypassPermissions","permission_mode":"default"})"),
+        (HookInput{"s", "/p", "default"}));
 }
 
 TEST(SessionRecord, WritesOneStableJsonObject) {
@@ -198,5 +207,5 @@ TEST_F(SessionFiles, LookupWithoutAFileIsNoneAndCorruptIsAnError) {
     EXPECT_EQ(hostile.error().code, ExitCode::usage);
 }
 
-}  // namespace
-}  // namespace sonata
+} // namespace
+} // namespace sonata

@@ -27,5 +27,5 @@ TEST(TailLines, KeepsTheLastLines) {
     EXPECT_EQ(tail_lines("1\n2", 5), "1\n2");
 }
 
-}  // namespace
-}  // namespace sonata
+} // namespace
+} // namespace sonata
