@@ -13,6 +13,7 @@
 #include "probes/cell_runner.hpp"
 #include "probes/probe.hpp"
 #include "probes/workspace.hpp"
+#include "tests/support/pins.hpp"
 #include "tests/support/scratch_dir.hpp"
 
 namespace sonata {
@@ -27,9 +28,11 @@ protected:
     void SetUp() override {
         const char* path = std::getenv("PATH");
         m_codex = search_path("codex", path != nullptr ? path : "/usr/bin:/bin").value_or("");
-        if (m_codex.empty())
-            GTEST_SKIP() << "codex " << k_codex_version
-                         << " is not installed: scripts/install-harnesses";
+        if (m_codex.empty()) {
+            const std::string why = testing::missing_harness_skip_reason();
+            if (why.empty()) FAIL() << "codex is not installed although the npm registry answered";
+            GTEST_SKIP() << "codex " << k_codex_version << " is not installed: " << why;
+        }
         m_base = m_dir.make_dir("base");
         auto template_dir = probes::make_workspace_template(m_base, *m_runner);
         ASSERT_TRUE(template_dir) << template_dir.error().message;

@@ -44,9 +44,14 @@ protected:
         const char* path = std::getenv("PATH");
         m_bin =
             search_path(GetParam().binary, path != nullptr ? path : "/usr/bin:/bin").value_or("");
-        if (m_bin.empty())
+        if (m_bin.empty()) {
+            const std::string why = testing::missing_harness_skip_reason();
+            if (why.empty())
+                FAIL() << GetParam().id << " " << GetParam().version
+                       << " is not installed although the npm registry answered";
             GTEST_SKIP() << GetParam().id << " " << GetParam().version
-                         << " is not installed: scripts/install-harnesses";
+                         << " is not installed: " << why;
+        }
     }
 
     /// Starts a dispatch of `decision` against the scripted model `script` (kept running in

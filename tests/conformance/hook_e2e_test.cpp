@@ -12,6 +12,7 @@
 #include "core/process.hpp"
 #include "probes/model_server.hpp"
 #include "probes/probe.hpp"
+#include "tests/support/pins.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/sonata_run.hpp"
 
@@ -31,9 +32,11 @@ class HookEndToEnd : public ::testing::TestWithParam<std::string> {};
 TEST_P(HookEndToEnd, RealClaudeRecordsTheModeItRunsIn) {
     const std::string mode = GetParam();
     const auto claude = search_path("claude", path_var());
-    if (!claude)
-        GTEST_SKIP()
-            << "claude is not installed (scripts/install-harnesses installs the pinned one)";
+    if (!claude) {
+        const std::string why = testing::missing_harness_skip_reason();
+        if (why.empty()) FAIL() << "claude is not installed although the npm registry answered";
+        GTEST_SKIP() << "claude is not installed: " << why;
+    }
     auto adapter = adapters::find_adapter("claude");
     ASSERT_TRUE(adapter);
 

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <regex>
 #include <set>
 
@@ -74,8 +75,13 @@ protected:
         const Pin& pin = GetParam();
         m_bin = search_path(pin.binary, env_or("PATH", "/usr/bin:/bin")).value_or("");
         if (m_bin.empty()) {
+            const std::string why = testing::missing_harness_skip_reason();
+            if (why.empty()) {
+                FAIL() << pin.id << " " << pin.version << " is not installed (no '" << pin.binary
+                       << "' on PATH) although the npm registry answered";
+            }
             GTEST_SKIP() << pin.id << " " << pin.version << " is not installed (no '" << pin.binary
-                         << "' on PATH): scripts/install-harnesses installs the pins";
+                         << "' on PATH): " << why;
         }
     }
 
@@ -144,6 +150,8 @@ TEST_P(RealHarness, CatalogueMatchesTheExpectedMatrix) {
         "/sonata-probe-[A-Za-z0-9]{6}(/sonata-cell-[A-Za-z0-9]{6})?");
     Matrix actual = probe({});
     ASSERT_FALSE(actual.cells.empty()) << "no cell was measured";
+    std::cout << "[ real cells ] " << pin.id << " " << pin.version << ": " << actual.cells.size()
+              << " cells probed\n";
     for (auto& c : actual.cells) {
         EXPECT_EQ(c.version, pin.version) << pin.id << ": installed version differs from the pin";
         c = expected_form(c, scratch);

@@ -1,6 +1,8 @@
 // Reading the pin manifest.
 #include "tests/support/pins.hpp"
 
+#include <cstdlib>
+
 #include <nlohmann/json.hpp>
 
 #include "tests/support/sonata_run.hpp"
@@ -16,6 +18,15 @@ std::vector<Pin> pins() {
     for (const auto& h : doc.at("harnesses"))
         out.push_back({h.at("id"), h.at("version"), h.at("binary")});
     return out;
+}
+
+std::string missing_harness_skip_reason() {
+    const char* required = std::getenv("SONATA_REQUIRE_HARNESSES");
+    if (required != nullptr && std::string(required) == "1") return {};
+    const char* reason = std::getenv("SONATA_HARNESSES_SKIP_REASON");
+    return reason != nullptr && *reason != '\0'
+               ? std::string(reason)
+               : std::string("scripts/install-harnesses installs the pins");
 }
 
 } // namespace sonata::testing
