@@ -12,10 +12,12 @@
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
 
 #include "cli/app.hpp"
 #include "cli/run_output.hpp"
 #include "core/session.hpp"
+#include "core/tmux.hpp"
 #include "dispatch/run.hpp"
 #include "dispatch/run_dir.hpp"
 
@@ -101,15 +103,28 @@ Result<int> run_attach(const RunArgs& args, const Context& context) {
     if (dispatch::is_final(receipt->state))
         return fail(ExitCode::usage, "run " + receipt->id + " has ended (" +
                                          std::string(to_string(receipt->state)) + ")");
-    if (receipt->attach.empty())
-        return fail(ExitCode::failure, "run " + receipt->id + " has not started its TUI yet");
+    // The socket comes from the receipt, which anyone who can write the run directory can plant:
+    // only a Unix socket of this user is attached to, with the tmux found on PATH, never an argv
+    // read from the file.
+    struct stat st {};
+    const std::string& socket = receipt->tmux_socket;
+    if (socket.empty() || socket.front() != '/' || ::lstat(socket.c_str(), &st) != 0 ||
+        !S_ISSOCK(st.st_mode) || st.st_uid != ::geteuid()) {
+        return fail(ExitCode::failure,
+                    "run " + receipt->id + " has no tmux socket of yours to attach to (yet)");
+    }
+    const auto path = context.env.find("PATH");
+    const auto tmux =
+        search_path("tmux", path == context.env.end() ? "/usr/bin:/bin" : path->second);
+    if (!tmux) return fail(ExitCode::failure, "tmux is not on PATH");
+    std::vector<std::string> client = tmux_attach_argv(*tmux, socket);
     std::vector<char*> argv;
-    for (auto& a : receipt->attach)
+    for (auto& a : client)
         argv.push_back(a.data());
     argv.push_back(nullptr);
     std::cout.flush();
     ::execv(argv[0], argv.data());
-    return fail(ExitCode::failure, "cannot run " + receipt->attach.front());
+    return fail(ExitCode::failure, "cannot run " + *tmux);
 }
 
 /// Copies harness.log to stdout; with --follow, keeps copying until the run is final.

@@ -186,8 +186,8 @@ Result<std::unique_ptr<TmuxSession>> TmuxSession::start(ProcessRunner& runner,
 
 TmuxSession::~TmuxSession() { shutdown(); }
 
-std::vector<std::string> TmuxSession::attach_argv() const {
-    return {m_tmux, "-S", m_socket_path, "attach-session", "-t", k_target};
+std::vector<std::string> tmux_attach_argv(const std::string& tmux, const std::string& socket_path) {
+    return {tmux, "-S", socket_path, "attach-session", "-t", k_target};
 }
 
 Result<std::string> TmuxSession::run_tmux(const std::vector<std::vector<std::string>>& commands) {

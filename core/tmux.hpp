@@ -50,6 +50,10 @@ struct PaneWait {
     std::string screen;
 };
 
+/// The argv of a tmux client (`tmux`, absolute) that attaches a terminal to the one session of the
+/// sonata tmux server listening on `socket_path`.
+std::vector<std::string> tmux_attach_argv(const std::string& tmux, const std::string& socket_path);
+
 /// One detached tmux session running one program, on a private server that the destructor kills:
 /// nothing (server, pane process, socket) is left behind.
 class TmuxSession {
@@ -83,7 +87,7 @@ public:
     const std::string& socket_name() const { return m_socket; }
     const std::string& socket_path() const { return m_socket_path; }
     /// The argv of a client that attaches a terminal to this session (`sonata attach`).
-    std::vector<std::string> attach_argv() const;
+    std::vector<std::string> attach_argv() const { return tmux_attach_argv(m_tmux, m_socket_path); }
     int server_pid() const { return m_server_pid; }
     int pane_pid() const { return m_pane_pid; } ///< Also the pane's process-group id.
 

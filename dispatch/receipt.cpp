@@ -106,7 +106,7 @@ std::string receipt_to_json(const Receipt& r) {
     j["harness_pgid"] = r.harness_pgid;
     j["tmux_server_pid"] = r.tmux_server_pid;
     j["tmux_server_start"] = r.tmux_server_start;
-    j["attach"] = r.attach;
+    j["tmux_socket"] = r.tmux_socket;
     return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
@@ -175,7 +175,7 @@ Result<Receipt> parse_receipt(std::string_view text, const std::string& source) 
         take(j, "harness_pgid", r.harness_pgid);
         take_added(j, "tmux_server_pid", r.tmux_server_pid);
         take_added(j, "tmux_server_start", r.tmux_server_start);
-        take_added(j, "attach", r.attach);
+        take_added(j, "tmux_socket", r.tmux_socket);
     } catch (const json::exception& e) {
         return fail(ExitCode::bad_data,
                     source + ": malformed receipt (" + std::string(e.what()) + ")");

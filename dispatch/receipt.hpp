@@ -92,7 +92,7 @@ struct Receipt {
     int harness_pgid = 0;
     int tmux_server_pid = 0; ///< A TUI run's private tmux server.
     std::uint64_t tmux_server_start = 0;
-    std::vector<std::string> attach; ///< A TUI run: the argv that attaches a terminal to it.
+    std::string tmux_socket; ///< A TUI run: its tmux server's socket (`sonata attach` checks it).
 
     bool operator==(const Receipt&) const = default;
 };

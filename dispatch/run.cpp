@@ -130,11 +130,59 @@ Result<void> spawn_detached(const std::vector<std::string>& argv, const Environm
     return {};
 }
 
-/// Kills whatever of a run may still run: the harness's group and a TUI run's tmux server.
+/// The variable every harness sonata dispatches carries: it marks the processes of a run, so that
+/// a receipt (which anyone who can write the run directory can plant) never makes sonata kill a
+/// process that is not that run's.
+constexpr const char* k_run_marker = "SONATA_RUN_ID";
+
+/// The environment `base` with the run's marker set.
+Environment marked(Environment base, const std::string& run_id) {
+    base[k_run_marker] = run_id;
+    return base;
+}
+
+/// True when process `pid` carries the marker of run `run_id` in its environment.
+bool carries_marker(int pid, const std::string& run_id) {
+    auto environ = read_file_bounded("/proc/" + std::to_string(pid) + "/environ", 4U << 20U);
+    if (!environ) return false;
+    const std::string want = std::string(k_run_marker) + "=" + run_id;
+    for (std::size_t at = 0; at < environ->size();) {
+        const auto end = std::min(environ->find('\0', at), environ->size());
+        if (environ->compare(at, end - at, want) == 0) return true;
+        at = end + 1;
+    }
+    return false;
+}
+
+/// Kills whatever of a run may still run, and nothing else: the harness's process group when its
+/// leader carries the run's marker (else each member that does), and a TUI run's tmux server when
+/// its pid, start time and command line (the run's socket) all match.
 void kill_what_runs(const Receipt& r) {
-    if (r.harness_pgid > 0) ::kill(-r.harness_pgid, SIGKILL);
-    if (r.tmux_server_pid > 0 && start_time_of(r.tmux_server_pid) == r.tmux_server_start)
-        ::kill(r.tmux_server_pid, SIGKILL);
+    if (r.harness_pgid > 0 && !r.id.empty()) {
+        if (carries_marker(r.harness_pgid, r.id)) {
+            ::kill(-r.harness_pgid, SIGKILL);
+        } else {
+            std::error_code ec;
+            for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+                const std::string name = entry.path().filename().string();
+                if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+                const int pid = std::stoi(name);
+                const auto fields = proc_stat_fields(pid);
+                if (fields && fields->size() > 2 &&
+                    (*fields)[2] == std::to_string(r.harness_pgid) && carries_marker(pid, r.id)) {
+                    ::kill(pid, SIGKILL);
+                }
+            }
+        }
+    }
+    if (r.tmux_server_pid > 0 && !r.tmux_socket.empty() &&
+        start_time_of(r.tmux_server_pid) == r.tmux_server_start) {
+        auto cmdline =
+            read_file_bounded("/proc/" + std::to_string(r.tmux_server_pid) + "/cmdline", 1U << 16U);
+        const std::string socket = fs::path(r.tmux_socket).filename().string();
+        if (cmdline && !socket.empty() && cmdline->find(socket) != std::string::npos)
+            ::kill(r.tmux_server_pid, SIGKILL);
+    }
 }
 
 /// The watchdog's whole life: wait for the supervisor to go, then make sure its run is not left
@@ -374,9 +422,9 @@ private:
 Result<HarnessEnd> run_headless(const json& plan, const std::string& prompt, SharedReceipt& shared,
                                 const RunFiles& files, ProcessRunner& runner) {
     const Invocation inv = invocation_of(plan);
-    ProcessRequest request =
-        headless_request(inv, prompt, child_environment(current_environment(), inv),
-                         plan.at("cwd").get<std::string>());
+    ProcessRequest request = headless_request(
+        inv, prompt, child_environment(marked(current_environment(), shared.receipt.id), inv),
+        plan.at("cwd").get<std::string>());
     request.timeout = std::chrono::seconds(plan.at("timeout_s").get<long>());
     request.kill_grace = std::chrono::seconds(5);
     request.max_output_bytes = k_max_output_kept;
@@ -428,8 +476,9 @@ Result<HarnessEnd> run_tui(const json& plan, SharedReceipt& shared, const RunFil
     const auto adapter = adapters::find_adapter(shared.receipt.harness);
     if (!adapter) return tl::unexpected(adapter.error());
     const adapters::ScreenPatterns patterns = (*adapter)->screen_patterns();
-    const TmuxSpec spec = tui_spec(inv, child_environment(current_environment(), inv),
-                                   plan.at("cwd").get<std::string>(), files.dir);
+    const TmuxSpec spec =
+        tui_spec(inv, child_environment(marked(current_environment(), shared.receipt.id), inv),
+                 plan.at("cwd").get<std::string>(), files.dir);
     auto session = TmuxSession::start(runner, spec);
     if (!session) return tl::unexpected(session.error());
     TmuxSession& tui = **session;
@@ -437,7 +486,7 @@ Result<HarnessEnd> run_tui(const json& plan, SharedReceipt& shared, const RunFil
         r.harness_pgid = tui.pane_pid();
         r.tmux_server_pid = tui.server_pid();
         r.tmux_server_start = start_time_of(tui.server_pid());
-        r.attach = tui.attach_argv();
+        r.tmux_socket = tui.socket_path();
     });
     const auto deadline = Clock::now() + std::chrono::seconds(plan.at("timeout_s").get<long>());
     const auto log_cap = plan.at("log_cap").get<std::size_t>();

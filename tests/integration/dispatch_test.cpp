@@ -11,7 +11,10 @@
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <sys/wait.h>
 
+#include "core/proc_stat.hpp"
+#include "core/process.hpp"
 #include "core/result.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/sonata_run.hpp"
@@ -349,6 +352,49 @@ TEST_F(Dispatch, HarnessesThatSetupInstalledAreFoundInSonatasCache) {
     const auto run = dispatch("scenario: final FROM-CACHE");
     ASSERT_EQ(run.exit_code, 0) << run.err;
     EXPECT_EQ(receipt_of(run).at("argv").at(0), bin + "/grok");
+}
+
+TEST_F(Dispatch, APlantedReceiptNeverMakesSonataKillOrRunAnythingElse) {
+    // A process of the user's in a group of its own, which a hostile repository's receipt names as
+    // its harness and its tmux server, with the real start time copied in.
+    auto runner = make_system_runner();
+    const pid_t victim = ::fork();
+    if (victim == 0) {
+        ::setpgid(0, 0);
+        ::execl("/bin/sleep", "sleep", "60", static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    ::setpgid(victim, victim);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const auto fields = proc_stat_fields(victim);
+    ASSERT_TRUE(fields && fields->size() > 19);
+    const std::string id = "20260101-000000000-abcdef";
+    const std::string dir = m_project + "/.sonata/runs/" + id;
+    fs::create_directories(dir);
+    const std::string started = receipt_of(dispatch("scenario: final PLANT")).dump();
+    json planted = json::parse(started);
+    planted["id"] = id;
+    planted["state"] = "running";
+    planted["supervisor_pid"] = 0; // no supervisor: after the start grace it reads lost
+    planted["harness_pgid"] = victim;
+    planted["tmux_server_pid"] = victim;
+    planted["tmux_server_start"] = std::stoull((*fields)[19]);
+    planted["tmux_socket"] = "/bin/sh";
+    planted["interactive"] = true;
+    write_text(dir + "/receipt.json", planted.dump());
+    const auto old = fs::file_time_type::clock::now() - std::chrono::minutes(5);
+    fs::last_write_time(dir + "/receipt.json", old);
+    const auto status = sonata({"status", id, "--json"});
+    EXPECT_EQ(json::parse(status.out).at("state"), "lost") << status.out;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    EXPECT_EQ(::waitpid(victim, nullptr, WNOHANG), 0) << "sonata killed a process not of the run";
+    planted["state"] = "running";
+    write_text(dir + "/receipt.json", planted.dump());
+    const auto attached = sonata({"attach", id});
+    EXPECT_EQ(attached.exit_code, to_int(ExitCode::failure));
+    EXPECT_NE(attached.err.find("no tmux socket of yours"), std::string::npos) << attached.err;
+    ::kill(victim, SIGKILL);
+    ::waitpid(victim, nullptr, 0);
 }
 
 TEST_F(Dispatch, ARefusalStartsNothingAndSaysWhatPlanSays) {

@@ -102,7 +102,7 @@ TEST_F(TuiDispatch, AReportWrittenInTheTuiComesBackAndSonataQuitsTheTui) {
     EXPECT_TRUE(r.at("interactive"));
     EXPECT_EQ(r.at("prompt_channel"), "tmux-keys");
     EXPECT_EQ(r.at("approvals"), json::array());
-    EXPECT_FALSE(r.at("attach").empty());
+    EXPECT_EQ(r.at("tmux_socket").get<std::string>().front(), '/');
     const std::string id = r.at("id");
     EXPECT_EQ(json::parse(run.out).at("report"),
               "report TUI-1\n\n---\nsonata run " + id +
@@ -248,7 +248,7 @@ TEST_F(TuiDispatch, ConcurrentTuiRunsNeverShareATmuxServerOrSocket) {
                       .rfind("report C" + std::to_string(i) + "\n", 0),
                   0U);
         servers.insert(r.at("tmux_server_pid").get<int>());
-        sockets.insert(r.at("attach").at(2).get<std::string>()); // tmux -S <socket> attach …
+        sockets.insert(r.at("tmux_socket").get<std::string>());
         expect_nothing_left(r);
     }
     EXPECT_EQ(servers.size(), 3U);
@@ -257,7 +257,7 @@ TEST_F(TuiDispatch, ConcurrentTuiRunsNeverShareATmuxServerOrSocket) {
 
 TEST_F(TuiDispatch, AttachShowsTheRunningTuiAndRefusesAFinishedRun) {
     const std::string id = start("scenario: tui-busy");
-    await(id, [](const json& s) { return !s.at("attach").empty(); });
+    await(id, [](const json& s) { return !s.at("tmux_socket").get<std::string>().empty(); });
     auto runner = make_system_runner();
     TmuxSpec spec;
     spec.argv = {SONATA_BIN, "attach", id};
