@@ -185,6 +185,16 @@ void kill_what_runs(const Receipt& r) {
     }
 }
 
+/// A run whose supervisor is gone without finishing it: what may still run is killed, and the
+/// receipt reads `lost`.
+void mark_lost(Receipt& r) {
+    kill_what_runs(r);
+    r.state = RunState::lost;
+    r.ended_at = utc_now();
+    r.degraded = true;
+    r.degraded_reason = k_lost_reason;
+}
+
 /// The watchdog's whole life: wait for the supervisor to go, then make sure its run is not left
 /// running or reading `running`.
 [[noreturn]] void watchdog(const std::string& dir, int fd) {
@@ -195,11 +205,7 @@ void kill_what_runs(const Receipt& r) {
     }
     auto receipt = load_receipt(dir);
     if (receipt && !is_final(receipt->state)) {
-        kill_what_runs(*receipt);
-        receipt->state = RunState::lost;
-        receipt->ended_at = utc_now();
-        receipt->degraded = true;
-        receipt->degraded_reason = k_lost_reason;
+        mark_lost(*receipt);
         (void)save_receipt(dir, *receipt); // nothing is left to tell if this fails
     }
     ::_exit(0);
@@ -505,11 +511,9 @@ Result<HarnessEnd> run_tui(const json& plan, SharedReceipt& shared, const RunFil
             last_change = Clock::now();
             stall.heard();
         }
-        const bool busy =
-            !patterns.busy.empty() &&
-            std::any_of(patterns.busy.begin(), patterns.busy.end(),
-                        [&](const auto& b) { return screen.find(b) != std::string::npos; });
-        if (!submitted_screen.empty() && (busy || screen != submitted_screen)) turn_began = true;
+        if (!submitted_screen.empty() &&
+            (screen_shows(screen, patterns.busy) || screen != submitted_screen))
+            turn_began = true;
     };
     policy.on_screen = [&](const std::string& what, const std::string& screen) {
         if (what == "submitted") submitted_screen = screen.empty() ? " " : screen;
@@ -521,13 +525,9 @@ Result<HarnessEnd> run_tui(const json& plan, SharedReceipt& shared, const RunFil
             if (report && !trimmed(*report).empty()) return true;
         }
         const std::string& screen = last_screen;
-        const auto shows = [&](const std::vector<std::string>& needles) {
-            return std::any_of(needles.begin(), needles.end(), [&](const auto& n) {
-                return !n.empty() && screen.find(n) != std::string::npos;
-            });
-        };
-        return turn_began && Clock::now() - last_change >= k_turn_quiet && !shows(patterns.busy) &&
-               !shows(patterns.approval) && (patterns.ready.empty() || shows(patterns.ready));
+        return turn_began && Clock::now() - last_change >= k_turn_quiet &&
+               !screen_shows(screen, patterns.busy) && !screen_shows(screen, patterns.approval) &&
+               (patterns.ready.empty() || screen_shows(screen, patterns.ready));
     };
 
     HarnessEnd end;
@@ -750,11 +750,7 @@ Result<Receipt> run_status(const std::string& dir) {
         return receipt;
     }
     // The supervisor is gone and its watchdog did not mark the run: do its job.
-    kill_what_runs(*receipt);
-    receipt->state = RunState::lost;
-    receipt->ended_at = utc_now();
-    receipt->degraded = true;
-    receipt->degraded_reason = k_lost_reason;
+    mark_lost(*receipt);
     (void)save_receipt(dir, *receipt); // a run directory that cannot be written still reads lost
     return receipt;
 }

@@ -11,12 +11,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-bool contains_any(const std::string& screen, const std::vector<std::string>& needles) {
-    return std::any_of(needles.begin(), needles.end(), [&](const std::string& n) {
-        return !n.empty() && screen.find(n) != std::string::npos;
-    });
-}
-
 class Driver {
 public:
     Driver(TmuxSession& tui, const adapters::ScreenPatterns& patterns, const TuiPolicy& policy)
@@ -54,8 +48,8 @@ public:
 private:
     /// Reacts to one screen; a value when the drive ends here.
     std::optional<TuiEnd> step(const std::string& screen, const std::string& prompt) {
-        if (!contains_any(screen, m_patterns.approval)) m_answered.clear();
-        if (contains_any(screen, m_patterns.approval) && m_prompt_sent) {
+        if (!screen_shows(screen, m_patterns.approval)) m_answered.clear();
+        if (screen_shows(screen, m_patterns.approval) && m_prompt_sent) {
             std::string card = approval_card(screen, m_patterns);
             if (!m_answered.empty() && card == m_answered) return std::nullopt; // still closing
             m_out.card = std::move(card);
@@ -66,7 +60,7 @@ private:
                 (void)m_tui.send_keys(m_patterns.deny_keys);
             return TuiEnd::approval;
         }
-        if (contains_any(screen, m_patterns.decline) && !m_patterns.decline_keys.empty()) {
+        if (screen_shows(screen, m_patterns.decline) && !m_patterns.decline_keys.empty()) {
             // A question sonata answers "no" (codex's review of repository hooks); like the trust
             // card it can swallow a typed task, which is typed again afterwards. Keys that move a
             // selection are not idempotent: a card still showing right after the answer is left
@@ -79,7 +73,7 @@ private:
             answer_card(m_patterns.decline_keys);
             return std::nullopt;
         }
-        if (contains_any(screen, m_patterns.trust)) {
+        if (screen_shows(screen, m_patterns.trust)) {
             // Some TUIs (codex 0.171) put the trust card up only once a task is typed: the task is
             // lost with it, so it is typed again after the answer.
             if (!m_out.trust_seen) seen("trust", screen);
@@ -89,7 +83,7 @@ private:
             return std::nullopt;
         }
         if (!m_prompt_sent &&
-            (m_typed > 0 || m_patterns.ready.empty() || contains_any(screen, m_patterns.ready))) {
+            (m_typed > 0 || m_patterns.ready.empty() || screen_shows(screen, m_patterns.ready))) {
             type_prompt(screen, prompt);
         }
         return std::nullopt;
@@ -149,6 +143,12 @@ private:
 
 } // namespace
 
+bool screen_shows(const std::string& screen, const std::vector<std::string>& needles) {
+    return std::any_of(needles.begin(), needles.end(), [&](const std::string& n) {
+        return !n.empty() && screen.find(n) != std::string::npos;
+    });
+}
+
 std::string approval_card(const std::string& screen, const adapters::ScreenPatterns& patterns) {
     constexpr std::size_t k_lines_above = 4;
     std::vector<std::string> lines;
@@ -161,7 +161,7 @@ std::string approval_card(const std::string& screen, const adapters::ScreenPatte
     }
     std::size_t first = lines.size();
     for (std::size_t i = 0; i < lines.size() && first == lines.size(); ++i) {
-        if (contains_any(lines[i], patterns.approval)) first = i;
+        if (screen_shows(lines[i], patterns.approval)) first = i;
     }
     if (first == lines.size()) return {};
     std::size_t last = lines.size();

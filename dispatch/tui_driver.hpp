@@ -9,6 +9,7 @@
 #include <chrono>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "adapters/adapter.hpp"
 #include "core/tmux.hpp"
@@ -66,6 +67,9 @@ struct TuiOutcome {
     int term_signal = 0;
     std::string error;
 };
+
+/// True when `screen` holds one of the (non-empty) `needles`: how every screen pattern is matched.
+bool screen_shows(const std::string& screen, const std::vector<std::string>& needles);
 
 /// The approval card on `screen`: the lines from a few above the first line that matches one of
 /// the approval patterns down to the last non-blank line, right-trimmed; empty when none shows.
