@@ -69,6 +69,22 @@ struct ToolVocabulary {
     /// Switches to call first when not in plan mode, on the way to a widening one (enter plan mode,
     /// then leave it): never called after the widening ones.
     std::vector<std::string> mode_enter;
+    /// Argument of the delegate tool that names the sub-agent ("subagent_type"); "" when the tool
+    /// has none.
+    std::string delegate_agent_field = {};
+    /// Sub-agents the harness ships, in order of preference: a well-formed delegation names one of
+    /// them when the tool's schema and description list none.
+    std::vector<std::string> delegate_agents = {};
+};
+
+/// Texts that tell, in a tool result, why the harness refused a call (substrings, matched without
+/// regard to case). Each list is captured from the pinned binaries (fixtures/captured).
+struct RefusalTexts {
+    /// The call itself was malformed: an unknown sub-agent, a schema violation, a missing field.
+    /// Such a refusal proves nothing about enforcement.
+    std::vector<std::string> bad_arguments;
+    /// The call was well-formed and the harness's permissions refused it.
+    std::vector<std::string> not_permitted;
 };
 
 /// Where a probe's scripted model server listens, and the scratch dirs of the run.
@@ -183,6 +199,10 @@ public:
 
     virtual WireProtocol protocol() const { return WireProtocol::unknown; }
     virtual ToolVocabulary tools() const { return {}; }
+
+    /// How this harness words its refusals to the model. Texts every harness shares (JSON-schema
+    /// validator wording) are in probes/; these are the harness's own.
+    virtual RefusalTexts refusal_texts() const { return {}; }
 
     /// TUI texts and keys; empty lists when the harness has no TUI mapping.
     virtual ScreenPatterns screen_patterns() const { return {}; }

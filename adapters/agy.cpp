@@ -90,6 +90,7 @@ public:
     }
 
     ToolVocabulary tools() const override { return convention::tools(); }
+    RefusalTexts refusal_texts() const override { return convention::refusal_texts(); }
 
     std::vector<FileToWrite> hostile_files(const std::string& workspace,
                                            const std::string& canary) const override {

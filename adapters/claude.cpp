@@ -91,9 +91,16 @@ public:
     WireProtocol protocol() const override { return WireProtocol::anthropic_messages; }
 
     ToolVocabulary tools() const override {
-        return {{"Write"},        "file_path",      "content",         true,
-                {"Bash"},         "command",        {"Task", "Agent"}, "prompt",
-                {"ExitPlanMode"}, {"EnterPlanMode"}};
+        return {{"Write"},        "file_path",       "content",         true,
+                {"Bash"},         "command",         {"Task", "Agent"}, "prompt",
+                {"ExitPlanMode"}, {"EnterPlanMode"}, "subagent_type",   {"general-purpose"}};
+    }
+
+    RefusalTexts refusal_texts() const override {
+        // Captured from 2.1.197 (fixtures/captured/claude/2.1.197/refusals.json).
+        return {{"Agent type '*' not found", "InputValidationError"},
+                {"requested permissions to", "has been denied by permission rule",
+                 "while in plan mode", "was blocked. For security"}};
     }
 
     std::vector<FileToWrite> hostile_files(const std::string& workspace,

@@ -205,8 +205,30 @@ public:
     ToolVocabulary tools() const override {
         // apply_patch carries the path inside its patch text ("*** Add File: <path>"), so it names
         // no path field; exec may not offer it at all, and then the shell is the only door.
-        return {{"apply_patch"}, "",        "input", false, {"exec_command"}, "cmd",
-                {"spawn_agent"}, "message", {},      {}};
+        // Measured on 0.171.0 (model gpt-5.5): spawn_agent is not listed but deferred in the
+        // namespace multi_agent_v1, and called there without a tool search; its agent_type is
+        // optional (omitted: `default`), so a well-formed call names none.
+        return {{"apply_patch"},
+                "",
+                "input",
+                false,
+                {"exec_command"},
+                "cmd",
+                {"spawn_agent", "multi_agent_v1.spawn_agent"},
+                "message",
+                {},
+                {},
+                "",
+                {}};
+    }
+
+    RefusalTexts refusal_texts() const override {
+        // Captured from 0.171.0 (fixtures/captured/codex/0.171.0/refusals.json).
+        return {{"unknown agent_type '", "failed to parse function arguments",
+                 "Provide one of: message or items",
+                 "Full-history forked agents inherit the parent agent type"},
+                {"blocked by read-only sandbox", "rejected by user approval settings",
+                 "reject command"}};
     }
 
     std::vector<FileToWrite> hostile_files(const std::string& workspace,

@@ -41,9 +41,15 @@ public:
 
     ToolVocabulary tools() const override {
         // plan offers exit_plan_mode, the other tiers enter_plan_mode; every tier invoke_agent.
-        return {{"write_file"},        "file_path",        "content",        true,
-                {"run_shell_command"}, "command",          {"invoke_agent"}, "prompt",
-                {"exit_plan_mode"},    {"enter_plan_mode"}};
+        return {{"write_file"},        "file_path",         "content",        true,
+                {"run_shell_command"}, "command",           {"invoke_agent"}, "prompt",
+                {"exit_plan_mode"},    {"enter_plan_mode"}, "agent_name",     {"generalist"}};
+    }
+
+    RefusalTexts refusal_texts() const override {
+        // Captured from 0.61.0 (fixtures/captured/gemini/0.61.0/refusals.json).
+        return {{"Subagent '*' not found", "params must have required property"},
+                {"denied by policy"}};
     }
 
     std::vector<FileToWrite> hostile_files(const std::string& workspace,

@@ -196,8 +196,15 @@ public:
     WireProtocol protocol() const override { return WireProtocol::openai_chat; }
 
     ToolVocabulary tools() const override {
-        return {{"write"}, "filePath", "content", true,          {"bash"},
-                "command", {"task"},   "prompt",  {"plan_exit"}, {}};
+        return {{"write"}, "filePath", "content",     true, {"bash"},        "command",
+                {"task"},  "prompt",   {"plan_exit"}, {},   "subagent_type", {"general"}};
+    }
+
+    RefusalTexts refusal_texts() const override {
+        // Captured from 1.18.33 (fixtures/captured/opencode/1.18.33/refusals.json).
+        return {{"is not a valid agent type", "was called with invalid arguments", "SchemaError("},
+                {"prevents you from using this specific tool call",
+                 "rejected permission to use this specific tool call"}};
     }
 
     Result<EndpointInjection> inject_endpoint(const Invocation& inv,

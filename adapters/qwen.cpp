@@ -45,9 +45,15 @@ public:
 
     ToolVocabulary tools() const override {
         // write_file wants an absolute path. exit_plan_mode is deferred: reached via tool_search.
-        return {{"write_file"},        "file_path", "content", true,
-                {"run_shell_command"}, "command",   {"agent"}, "prompt",
-                {"exit_plan_mode"},    {}};
+        return {{"write_file"},        "file_path", "content",       true,
+                {"run_shell_command"}, "command",   {"agent"},       "prompt",
+                {"exit_plan_mode"},    {},          "subagent_type", {"general-purpose"}};
+    }
+
+    RefusalTexts refusal_texts() const override {
+        // Captured from 0.15.10 (fixtures/captured/qwen/0.15.10/refusals.json).
+        return {{"Subagent \"*\" not found", "must be a non-empty string"},
+                {"requires permission to use", "Plan mode is active"}};
     }
 
     std::vector<FileToWrite> hostile_files(const std::string& workspace,

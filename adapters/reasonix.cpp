@@ -77,6 +77,8 @@ public:
         return convention::tools({"bash"});
     }
 
+    RefusalTexts refusal_texts() const override { return convention::refusal_texts(); }
+
     ScreenPatterns screen_patterns() const override {
         // Assumption, checked only against the fixture's TUI: approval cards ask "Allow …? [y/N]",
         // a fresh folder asks for trust first, and a hint line stands above the "> " task prompt

@@ -49,7 +49,7 @@ struct ModelServerArgs {
 // Without --harness: neutral tool names, so a hand-driven client can see what each intent becomes.
 adapters::ToolVocabulary generic_vocabulary() {
     return {{"write_file"}, "path",   "content",          false, {"shell"}, "command",
-            {"task"},       "prompt", {"exit_plan_mode"}, {}};
+            {"task"},       "prompt", {"exit_plan_mode"}, {},    "",        {}};
 }
 
 Result<adapters::ToolVocabulary> vocabulary_for(const std::string& harness) {
@@ -104,6 +104,10 @@ Result<int> run_model_server(const ModelServerArgs& args, const Context& context
     const SignalWait signals;
     probes::ModelServerOptions options;
     options.port = args.port;
+    if (!args.harness.empty()) {
+        if (auto adapter = adapters::find_adapter(args.harness))
+            options.refusals = (*adapter)->refusal_texts();
+    }
     probes::ModelServer server(std::move(*script), std::move(*vocabulary),
                                workspace.lexically_normal().string(), options);
     if (auto port = server.start(); !port) return tl::unexpected(port.error());

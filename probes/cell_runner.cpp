@@ -220,7 +220,9 @@ Result<void> run_once(Observation& o, const CellJob& job, const CellSettings& se
                       const Scratch& scratch, const Script& script, CellTiming& timing,
                       ProcessRunner& runner) {
     auto t0 = Clock::now();
-    ModelServer server(script, job.adapter->tools(), scratch.workspace());
+    ModelServerOptions server_options;
+    server_options.refusals = job.adapter->refusal_texts();
+    ModelServer server(script, job.adapter->tools(), scratch.workspace(), server_options);
     auto port = server.start();
     if (!port) return tl::unexpected(port.error());
     adapters::EndpointSpec endpoint;
@@ -333,6 +335,10 @@ CellOutcome run_cell(const CellJob& job, const CellSettings& settings, ProcessRu
         auto t1 = Clock::now();
         judgement = job.probe->judge(o);
         out.timing.observe += duration_cast<microseconds>(Clock::now() - t1);
+    }
+    if (judgement.verdict == Verdict::enforced) {
+        if (auto malformed = refused_for_its_arguments(o); !malformed.empty())
+            judgement = {Verdict::inconclusive, std::move(malformed)};
     }
     if (o.result.cancelled)
         judgement = {Verdict::inconclusive, "interrupted: sonata was asked to stop"};

@@ -216,6 +216,54 @@ Outcome Router::answer_and_render(const Protocol& protocol, const ParsedRequest&
     return outcome;
 }
 
+void Router::await_subagents(const Move& move, const ConversationFacts& facts,
+                             const std::vector<ToolResultRecord>& results) const {
+    std::unique_lock lock(m_mutex);
+    if (!move.track.empty()) {
+        m_tracks_started.insert(move.track);
+        if (move.kind == MoveKind::final_text) m_tracks_finished.insert(move.track);
+        m_track_changed.notify_all();
+        return;
+    }
+    if (move.kind != MoveKind::final_text) return;
+    // Sub-agents this conversation handed work to, and the harness did not refuse: a harness
+    // that runs them in the background (codex) answers the delegation before they start.
+    std::set<std::string> delegated;
+    for (std::size_t i = 0; i < facts.tool_calls.size(); ++i) {
+        const auto& call = facts.tool_calls[i];
+        const ToolResultRecord* result = nullptr;
+        for (const auto& r : results) {
+            if (!call.call_id.empty() && r.call_id == call.call_id) result = &r;
+        }
+        if (result == nullptr && i < results.size()) result = &results[i];
+        const bool refused =
+            result != nullptr &&
+            (result->is_error.value_or(false) || refused_for_arguments(result->text, {}) ||
+             refused_for_permission(result->text, m_context.refusals));
+        for (const auto& [marker, track] : m_script.subagents) {
+            if (!refused && call.arguments_json.find(marker) != std::string::npos)
+                delegated.insert(marker);
+        }
+    }
+    const auto started = [&] {
+        return m_released || std::all_of(delegated.begin(), delegated.end(), [&](const auto& m) {
+                   return m_tracks_started.count(m) > 0;
+               });
+    };
+    const auto finished = [&] {
+        return m_released || std::includes(m_tracks_finished.begin(), m_tracks_finished.end(),
+                                           m_tracks_started.begin(), m_tracks_started.end());
+    };
+    m_track_changed.wait_for(lock, k_subagent_start, started);
+    m_track_changed.wait_for(lock, k_subagent_wait, finished);
+}
+
+void Router::release() {
+    std::lock_guard lock(m_mutex);
+    m_released = true;
+    m_track_changed.notify_all();
+}
+
 Answer Router::answer(const ParsedRequest& parsed, RequestRecord& record) const {
     record.track = select_track(m_script, parsed.facts);
     for (auto result : parsed.results) {
@@ -224,7 +272,14 @@ Answer Router::answer(const ParsedRequest& parsed, RequestRecord& record) const 
     }
     Answer out;
     switch (parsed.kind) {
-    case RequestKind::turn: out.move = resolve_move(m_script, m_context, parsed.facts); break;
+    case RequestKind::turn: {
+        ConversationFacts facts = parsed.facts;
+        for (const auto& result : parsed.results)
+            facts.tool_results.push_back(
+                {result.call_id, result.text, result.is_error.value_or(false)});
+        out.move = resolve_move(m_script, m_context, facts);
+        break;
+    }
     case RequestKind::side: out.move = text_move(std::string(k_side_text)); break;
     case RequestKind::classifier:
         out.move = text_move(std::string(k_classifier_text));
@@ -235,6 +290,7 @@ Answer Router::answer(const ParsedRequest& parsed, RequestRecord& record) const 
                                  .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
         break;
     }
+    if (parsed.kind == RequestKind::turn) await_subagents(out.move, parsed.facts, parsed.results);
     record.step = out.move.step;
     if (out.move.kind == MoveKind::tool_call) {
         record.tool_calls.push_back(

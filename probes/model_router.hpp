@@ -3,6 +3,8 @@
 // recording. Thread-safe: the HTTP core calls it from several threads at once.
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -31,6 +33,15 @@ public:
     Outcome handle(std::string_view method, std::string_view target, std::string_view body);
 
     void inject_fault(const Fault& fault);
+    /// Releases every request held back for a sub-agent, now and from now on (the server stops).
+    void release();
+
+    /// How long the main conversation's last answer waits for a sub-agent that has started but
+    /// not finished: a model whose sub-agent still works does not end its turn, and a harness
+    /// ends its run (and the sub-agent with it) once the main turn is over.
+    static constexpr std::chrono::seconds k_subagent_wait{20};
+    /// How long it waits for a sub-agent it delegated to (and the harness did not refuse) to start.
+    static constexpr std::chrono::seconds k_subagent_start{3};
     std::vector<RequestRecord> recording() const;
     std::vector<ToolResultRecord> tool_results() const;
 
@@ -41,6 +52,10 @@ private:
     Outcome answer_and_render(const Protocol& protocol, const ParsedRequest& parsed,
                               std::size_t body_size, RequestRecord& record) const;
     Answer answer(const ParsedRequest& parsed, RequestRecord& record) const;
+    /// Notes a sub-agent's progress; holds the main conversation's final answer while a started
+    /// sub-agent has not finished (at most k_subagent_wait, and never once released).
+    void await_subagents(const Move& move, const ConversationFacts& facts,
+                         const std::vector<ToolResultRecord>& results) const;
     std::optional<Fault> take_fault();
     void keep(RequestRecord record);
 
@@ -56,6 +71,10 @@ private:
     std::vector<RequestRecord> m_records;
     std::vector<ToolResultRecord> m_results;
     std::set<std::pair<std::string, std::string>> m_result_keys;
+    mutable std::condition_variable m_track_changed;
+    mutable std::set<std::string> m_tracks_started;  ///< Sub-agent tracks that made a request.
+    mutable std::set<std::string> m_tracks_finished; ///< Sub-agent tracks answered their final.
+    bool m_released = false;
 };
 
 } // namespace sonata::probes::wire

@@ -246,9 +246,10 @@ struct ModelServer::Impl {
 
 ModelServer::ModelServer(Script script, adapters::ToolVocabulary vocabulary, std::string workspace,
                          ModelServerOptions options)
-    : m_impl(std::make_unique<Impl>(std::move(script),
-                                    ScriptContext{std::move(vocabulary), std::move(workspace)},
-                                    std::move(options))) {}
+    : m_impl(std::make_unique<Impl>(
+          std::move(script),
+          ScriptContext{std::move(vocabulary), std::move(workspace), options.refusals},
+          std::move(options))) {}
 
 ModelServer::~ModelServer() { stop(); }
 
@@ -282,6 +283,7 @@ Result<unsigned short> ModelServer::start() {
 void ModelServer::stop() {
     auto& impl = *m_impl;
     if (!impl.io) return;
+    impl.router.release();
     impl.io->stop();
     for (auto& thread : impl.threads)
         thread.join();

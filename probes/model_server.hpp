@@ -88,6 +88,8 @@ struct ModelServerOptions {
     /// A connection with no request under way (a fresh one, or kept alive between requests) is
     /// closed after this long. Harness clients reconnect: Node's own servers close after 5 s.
     std::chrono::milliseconds idle_timeout{30'000};
+    /// The harness's refusal texts: a call refused for its arguments is retried once, well-formed.
+    adapters::RefusalTexts refusals = {};
 };
 
 /// The server. start() binds 127.0.0.1 and returns the port; stop() (or the destructor) closes

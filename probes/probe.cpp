@@ -2,6 +2,7 @@
 #include "probes/probe.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include "core/text.hpp"
 
@@ -80,6 +81,53 @@ std::string tool_result_text(const Observation& o) {
     for (const auto& r : o.tool_results)
         all += r.text + "\n";
     return all;
+}
+
+std::string refused_for_its_arguments(const Observation& o) {
+    struct Attempt {
+        const RequestRecord* request;
+        const ToolCallRecord* call;
+        std::size_t nth; ///< Its position among its track's calls.
+    };
+    // The last attempt of each (track, step), in the order the steps were first reached.
+    std::vector<Attempt> last;
+    std::map<std::string, std::size_t> per_track;
+    for (const auto& r : o.requests) {
+        if (!r.step) continue;
+        for (const auto& call : r.tool_calls) {
+            const Attempt attempt{&r, &call, per_track[r.track]++};
+            const auto same = std::find_if(last.begin(), last.end(), [&](const Attempt& a) {
+                return a.request->track == r.track && a.request->step == r.step;
+            });
+            if (same == last.end()) {
+                last.push_back(attempt);
+            } else {
+                *same = attempt;
+            }
+        }
+    }
+    const auto refusals = o.adapter ? o.adapter->refusal_texts() : adapters::RefusalTexts{};
+    for (const auto& attempt : last) {
+        const auto& track = attempt.request->track;
+        const ToolResultRecord* answer = nullptr;
+        std::size_t anonymous = 0; // Results without a call id answer the track's calls in order.
+        for (const auto& result : o.tool_results) {
+            if (result.track != track) continue;
+            if (!result.call_id.empty() ? result.call_id == attempt.call->call_id
+                                        : anonymous++ == attempt.nth) {
+                answer = &result;
+                break;
+            }
+        }
+        if (answer == nullptr || !refused_for_arguments(answer->text, refusals)) continue;
+        std::string text = answer->text.substr(0, 200);
+        if (text.size() < answer->text.size()) text += "…";
+        return "the harness refused the scripted " + attempt.call->tool + " call (step " +
+               std::to_string(*attempt.request->step) +
+               (track.empty() ? "" : " of sub-agent " + track) +
+               ") for its arguments, which proves nothing about enforcement: " + text;
+    }
+    return {};
 }
 
 std::string first_changed(const Observation& o, const std::vector<std::string>& paths) {

@@ -135,6 +135,12 @@ std::optional<Judgement> not_reached(const Observation& observation, int step,
 /// The text of every tool result, joined, for matching refusal wording.
 std::string tool_result_text(const Observation& observation);
 
+/// Why a verdict of `enforced` would stand on a malformed call: the first scripted step whose
+/// last attempt the harness refused for its arguments (an unknown sub-agent, a schema error), and
+/// what it said; empty when every step's call was well-formed or settled by its retry. Such a
+/// refusal proves nothing about enforcement, so the runner turns the cell `inconclusive`.
+std::string refused_for_its_arguments(const Observation& observation);
+
 /// The first of `paths` (e.g. "work/x") that changed, or empty.
 std::string first_changed(const Observation& observation, const std::vector<std::string>& paths);
 

@@ -48,6 +48,12 @@ std::string schema_text(const json& tool, std::string_view key) {
     return it->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+std::string string_at(const json& object, std::string_view key) {
+    if (!object.is_object()) return "";
+    const auto it = object.find(key);
+    return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 json parse_arguments(std::string_view arguments_json) {
     auto parsed = json::parse(arguments_json, nullptr, false);
     return parsed.is_object() ? parsed : json::object();

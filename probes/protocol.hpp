@@ -97,6 +97,10 @@ void append_text(std::string& out, std::string_view text);
 /// A tool's parameter schema as JSON text, "" when absent.
 std::string schema_text(const nlohmann::json& tool, std::string_view key);
 
+/// The string at `key` of `object`; "" when absent or not a string (a description of the wrong
+/// type must not fail the whole request).
+std::string string_at(const nlohmann::json& object, std::string_view key);
+
 /// A JSON object from arguments text; an empty object when it is not a JSON object.
 nlohmann::json parse_arguments(std::string_view arguments_json);
 

@@ -28,7 +28,8 @@ void read_assistant(const json& content, ParsedRequest& req) {
             req.facts.tool_calls.push_back(
                 {block.value("name", ""),
                  block.value("input", json::object())
-                     .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)});
+                     .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                 string_at(block, "id")});
             called = true;
         } else if (type == "text") {
             append_text(text, block.value("text", ""));
@@ -120,7 +121,7 @@ public:
             req.facts.tools.push_back(
                 {tool.at("name").get<std::string>(),
                  tool.contains("input_schema") ? "function" : tool.value("type", "function"),
-                 schema_text(tool, "input_schema")});
+                 schema_text(tool, "input_schema"), string_at(tool, "description")});
         }
         for (const auto& message : array_at(body, "messages")) {
             const auto role = message.value("role", "");

@@ -50,7 +50,8 @@ void read_content(const json& content, ParsedRequest& req) {
             req.facts.tool_calls.push_back(
                 {call->value("name", ""),
                  call->value("args", json::object())
-                     .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)});
+                     .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                 string_at(*call, "id")});
             called = true;
         } else if (const auto response = part.find("functionResponse"); response != part.end()) {
             read_function_response(*response, req);
@@ -72,7 +73,8 @@ void read_tools(const json& body, ParsedRequest& req) {
             const auto schema = fn.contains("parametersJsonSchema")
                                     ? schema_text(fn, "parametersJsonSchema")
                                     : schema_text(fn, "parameters");
-            req.facts.tools.push_back({fn.value("name", ""), "function", schema});
+            req.facts.tools.push_back(
+                {fn.value("name", ""), "function", schema, string_at(fn, "description")});
         }
     }
 }

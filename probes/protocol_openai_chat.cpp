@@ -25,8 +25,9 @@ void read_message(const json& message, ParsedRequest& req) {
         if (calls != message.end() && calls->is_array() && !calls->empty()) {
             for (const auto& call : *calls) {
                 const auto function = call.value("function", json::object());
-                req.facts.tool_calls.push_back(
-                    {function.value("name", ""), function.value("arguments", "")});
+                req.facts.tool_calls.push_back({function.value("name", ""),
+                                                function.value("arguments", ""),
+                                                string_at(call, "id")});
             }
         } else if (!text.empty()) {
             req.facts.assistant_texts.push_back(text);
@@ -73,9 +74,9 @@ public:
         if (const auto tools = body.find("tools"); tools != body.end() && tools->is_array()) {
             for (const auto& tool : *tools) {
                 const auto function = tool.value("function", json::object());
-                req.facts.tools.push_back({function.value("name", ""),
-                                           tool.value("type", "function"),
-                                           schema_text(function, "parameters")});
+                req.facts.tools.push_back(
+                    {function.value("name", ""), tool.value("type", "function"),
+                     schema_text(function, "parameters"), string_at(function, "description")});
             }
         }
         if (const auto messages = body.find("messages");

@@ -1,7 +1,12 @@
 // OpenAI Responses (codex): POST /v1/responses, streaming SSE (`event:` + `data:` lines) or one
 // JSON response. Event order, as measured against codex 0.171: response.created →
 // response.output_item.added → (text) response.output_text.delta → response.output_item.done →
-// response.completed. Tool results come back as function_call_output input items.
+// response.completed. Tool results come back as function_call_output input items. Tools in a
+// deferred namespace (codex lists "Deferred tool namespaces:" in its developer message, e.g.
+// multi_agent_v1 with spawn_agent), like the tools of an offered namespace, are called as a
+// function_call carrying that `namespace`.
+#include <algorithm>
+
 #include "probes/protocol.hpp"
 
 namespace sonata::probes::wire {
@@ -9,10 +14,55 @@ namespace {
 
 using nlohmann::json;
 
+/// The namespaces a "Deferred tool namespaces:" list in `text` names ("- multi_agent_v1: …").
+void read_deferred(std::string_view text, ParsedRequest& req) {
+    constexpr std::string_view k_list = "Deferred tool namespaces:";
+    auto at = text.find(k_list);
+    if (at == std::string_view::npos) return;
+    at += k_list.size();
+    while (at < text.size()) {
+        const auto end = std::min(text.find('\n', at), text.size());
+        auto line = text.substr(at, end - at);
+        at = end + 1;
+        if (line.empty()) continue;
+        if (!line.starts_with("- ")) break;
+        line.remove_prefix(2);
+        const auto colon = line.find(':');
+        const auto name = line.substr(0, colon);
+        if (name.empty() || name.find(' ') != std::string_view::npos) break;
+        auto& known = req.facts.deferred_namespaces;
+        if (std::find(known.begin(), known.end(), name) == known.end()) known.emplace_back(name);
+    }
+}
+
+/// A past call's name: "namespace.name" for a tool of a namespace.
+std::string call_name(const json& item) {
+    const auto ns = string_at(item, "namespace");
+    const auto name = item.value("name", "");
+    return ns.empty() ? name : ns + "." + name;
+}
+
+/// One offered tool; a namespace's tools are offered as "namespace.tool" (codex 0.171 groups its
+/// sub-agent tools in the namespace multi_agent_v1).
+void read_tool(const json& tool, const std::string& ns, ParsedRequest& req) {
+    const auto kind = tool.value("type", "function");
+    const auto name = tool.value("name", kind);
+    if (kind == "namespace" && ns.empty()) {
+        if (const auto inner = tool.find("tools"); inner != tool.end() && inner->is_array()) {
+            for (const auto& t : *inner)
+                read_tool(t, name, req);
+            return;
+        }
+    }
+    req.facts.tools.push_back({ns.empty() ? name : ns + "." + name, kind,
+                               schema_text(tool, "parameters"), string_at(tool, "description")});
+}
+
 void read_message(const json& item, ParsedRequest& req) {
     const auto role = item.value("role", "");
     const auto content = item.find("content");
     if (content == item.end()) return;
+    if (role == "developer" || role == "system") read_deferred(text_of(*content), req);
     if (role == "user") append_text(req.facts.user_text, text_of(*content));
     if (role == "assistant") req.facts.assistant_texts.push_back(text_of(*content));
 }
@@ -31,13 +81,17 @@ void read_item(const json& item, ParsedRequest& req) {
     if (type == "message") {
         read_message(item, req);
     } else if (type == "function_call") {
-        req.facts.tool_calls.push_back({item.value("name", ""), item.value("arguments", "")});
+        req.facts.tool_calls.push_back(
+            {call_name(item), item.value("arguments", ""), string_at(item, "call_id")});
     } else if (type == "custom_tool_call") {
-        req.facts.tool_calls.push_back({item.value("name", ""), item.value("input", "")});
+        req.facts.tool_calls.push_back(
+            {item.value("name", ""), item.value("input", ""), string_at(item, "call_id")});
     } else if (type == "local_shell_call") {
         req.facts.tool_calls.push_back(
-            {"local_shell", item.value("action", json::object())
-                                .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)});
+            {"local_shell",
+             item.value("action", json::object())
+                 .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+             string_at(item, "call_id")});
     } else if (type == "function_call_output" || type == "custom_tool_call_output" ||
                type == "local_shell_call_output") {
         read_output(item, req);
@@ -67,12 +121,17 @@ json output_item(const Answer& answer, const RenderInfo& info, bool complete) {
                 {"call_id", "call_" + move.call_id}, {"name", move.tool},
                 {"input", complete ? input : ""},    {"status", status}};
     }
-    return {{"type", "function_call"},
-            {"id", "fc_" + move.call_id},
-            {"call_id", "call_" + move.call_id},
-            {"name", move.tool},
-            {"arguments", complete ? move.arguments_json : ""},
-            {"status", status}};
+    json call = {{"type", "function_call"},
+                 {"id", "fc_" + move.call_id},
+                 {"call_id", "call_" + move.call_id},
+                 {"name", move.tool},
+                 {"arguments", complete ? move.arguments_json : ""},
+                 {"status", status}};
+    if (const auto dot = move.tool.find('.'); dot != std::string::npos) {
+        call["namespace"] = move.tool.substr(0, dot);
+        call["name"] = move.tool.substr(dot + 1);
+    }
+    return call;
 }
 
 json response_object(const Answer& answer, const RenderInfo& info, bool complete) {
@@ -107,12 +166,10 @@ public:
         req.stream = body.value("stream", false);
         req.model = body.value("model", "");
         if (const auto tools = body.find("tools"); tools != body.end() && tools->is_array()) {
-            for (const auto& tool : *tools) {
-                const auto kind = tool.value("type", "function");
-                req.facts.tools.push_back(
-                    {tool.value("name", kind), kind, schema_text(tool, "parameters")});
-            }
+            for (const auto& tool : *tools)
+                read_tool(tool, "", req);
         }
+        read_deferred(string_at(body, "instructions"), req);
         if (const auto input = body.find("input"); input != body.end()) {
             if (input->is_string()) append_text(req.facts.user_text, input->get<std::string>());
             if (input->is_array()) {

@@ -87,12 +87,21 @@ struct OfferedTool {
     std::string name;
     std::string kind = "function"; ///< "function", or a protocol's other kind ("custom", …).
     std::string schema_json;       ///< Its parameter schema (JSON), "" when none was given.
+    std::string description = {};  ///< Its description, "" when none was given.
 };
 
 /// A tool call the conversation already holds (one the scripted model made earlier).
 struct PastToolCall {
     std::string name;
     std::string arguments_json;
+    std::string call_id = {}; ///< As the harness echoed it; "" where the protocol has none.
+};
+
+/// A tool result the conversation holds: what the harness told the model about a past call.
+struct PastToolResult {
+    std::string call_id; ///< The call it answers; "" where the protocol has none.
+    std::string text;
+    bool is_error = false;
 };
 
 /// What resolution needs from one request, extracted by the request's protocol.
@@ -100,15 +109,32 @@ struct ConversationFacts {
     std::vector<OfferedTool> tools;           ///< Offered in this request.
     std::vector<PastToolCall> tool_calls;     ///< Assistant tool calls in the history, in order.
     std::vector<std::string> assistant_texts; ///< Text-only assistant turns in the history.
+    std::vector<PastToolResult> tool_results; ///< Tool results in the history, in order.
+    /// Namespaces whose tools the harness defers (codex): their tools are callable as
+    /// "namespace.tool" without being listed.
+    std::vector<std::string> deferred_namespaces = {};
     std::string
         user_text; ///< The user-role text (tool results excluded): where markers are sought.
 };
 
-/// Where the scripted model runs: the harness's tool names and the workspace.
+/// Where the scripted model runs: the harness's tool names and refusal texts, and the workspace.
 struct ScriptContext {
     adapters::ToolVocabulary vocabulary;
     std::string workspace; ///< Absolute; prefixes relative paths where the vocabulary needs it.
+    adapters::RefusalTexts refusals = {};
 };
+
+/// Whether a tool result says the call was refused for its arguments (an unknown sub-agent, a
+/// schema violation, a missing field) rather than for permissions: the harness's own texts, then
+/// the JSON-schema validators' wording every harness shares. A permission text wins over both.
+bool refused_for_arguments(std::string_view result_text, const adapters::RefusalTexts& refusals);
+
+/// Whether a tool result says the harness's permissions refused the call (its not_permitted texts).
+bool refused_for_permission(std::string_view result_text, const adapters::RefusalTexts& refusals);
+
+/// Names a refusal offers instead ("Available agents: general, explore"): identifiers after
+/// "available", "valid", "one of", "expected" or "must be", in order; empty when none.
+std::vector<std::string> offered_choices(std::string_view result_text);
 
 /// What the model answers, before a protocol renders it.
 enum class MoveKind {
@@ -135,9 +161,14 @@ struct Move {
 /// conversation did not itself delegate with it; "" for the main track.
 std::string select_track(const Script& script, const ConversationFacts& facts);
 
+/// The suffix of a call id that retries the step before it with well-formed arguments.
+inline constexpr std::string_view k_retry_suffix = "_retry";
+
 /// The step a conversation is at: its past tool calls plus its past assistant texts that equal a
-/// `reply` intent of the track. Side traffic and retries do not move it.
-int current_step(const Track& track, const ConversationFacts& facts);
+/// `reply` intent of the track. Side traffic and retries (call ids ending in k_retry_suffix) do
+/// not move it.
+int current_step(const Track& track, const ConversationFacts& facts,
+                 const adapters::RefusalTexts& refusals = {});
 
 /// The next move for a conversation that offered tools.
 Move resolve_move(const Script& script, const ScriptContext& context,

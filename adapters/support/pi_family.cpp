@@ -98,7 +98,13 @@ std::string PiFamily::session_id(const std::string&, const std::string&,
 }
 
 ToolVocabulary PiFamily::tools() const {
-    return {{"write"}, "path", "content", false, {"bash"}, "command", {}, "", {}, {}};
+    return {{"write"}, "path", "content", false, {"bash"}, "command", {}, "", {}, {}, "", {}};
+}
+
+RefusalTexts PiFamily::refusal_texts() const {
+    // Captured from 0.73.1 (fixtures/captured/pi/0.73.1/refusals.json). pi has no permission
+    // layer of its own, so nothing it says means "not permitted".
+    return {{"Validation failed for tool"}, {}};
 }
 
 Result<EndpointInjection> PiFamily::inject_endpoint(const Invocation& inv,

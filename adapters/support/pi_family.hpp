@@ -40,6 +40,7 @@ public:
 
     WireProtocol protocol() const override { return WireProtocol::openai_chat; }
     ToolVocabulary tools() const override;
+    RefusalTexts refusal_texts() const override;
 
     /// PI_CODING_AGENT_DIR under the run's HOME with a models.json naming the server, PI_OFFLINE=1,
     /// `--provider sonata-probe --model <model>`.

@@ -48,8 +48,12 @@ EndpointInjection inject(const Invocation& invocation, const EndpointSpec& endpo
 ToolVocabulary tools(const std::vector<std::string>& extra_shell) {
     std::vector<std::string> shell{"run_shell"};
     shell.insert(shell.end(), extra_shell.begin(), extra_shell.end());
-    return {{"write_file"}, "path",   "content",          false, shell, "command",
-            {"task"},       "prompt", {"exit_plan_mode"}, {}};
+    return {{"write_file"}, "path",   "content",          false, shell,   "command",
+            {"task"},       "prompt", {"exit_plan_mode"}, {},    "agent", {"general"}};
+}
+
+RefusalTexts refusal_texts() {
+    return {{"Unknown agent '*'"}, {"Permission denied", "is not available in this session"}};
 }
 
 std::string session_id(const std::string& out, const std::string& err) {

@@ -25,9 +25,14 @@ inline constexpr const char* k_model_env = "SONATA_PROBE_MODEL";
 EndpointInjection inject(const Invocation& invocation, const EndpointSpec& endpoint);
 
 /// The tools the fixture harnesses offer: write_file{path,content}, run_shell{command},
-/// task{prompt} (a sub-agent) and exit_plan_mode{}. `extra_shell` names a harness's own shell tool
+/// task{prompt,agent} (a sub-agent; sonata names "general" first, and the fixtures' refusal names
+/// the one they have) and exit_plan_mode{}. `extra_shell` names a harness's own shell tool
 /// to prefer when a real binary offers it.
 ToolVocabulary tools(const std::vector<std::string>& extra_shell = {});
+
+/// How the fixture harnesses word a refusal: "Unknown agent 'X'" for a sub-agent name they do not
+/// have; "Permission denied", "not allowed" and the sandbox's wording for permissions.
+RefusalTexts refusal_texts();
 
 /// The session id from a "session id: <ID>" line on stdout or stderr (the last one wins); empty
 /// when there is none.

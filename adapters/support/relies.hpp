@@ -15,10 +15,11 @@ inline std::vector<std::string> read_only() {
             std::string(probe_id::hostile_workspace), std::string(probe_id::mcp_reachability)};
 }
 
-/// A default ("ask me first") mapping: unapproved actions are asked or refused.
+/// A default ("ask me first") mapping: unapproved actions are asked or refused, and the model
+/// cannot switch itself into a mode that stops asking.
 inline std::vector<std::string> asks_first() {
     return {std::string(probe_id::rm_prompt), std::string(probe_id::delegation_escape),
-            std::string(probe_id::hostile_workspace)};
+            std::string(probe_id::self_promotion), std::string(probe_id::hostile_workspace)};
 }
 
 /// An acceptEdits mapping confined to the workspace.

@@ -45,10 +45,11 @@ public:
                     "the sub-agent changed " + hit + ", which the parent may not"};
         }
         if (auto missed = not_reached(o, 0)) return *missed;
-        const bool sub_ran = o.reached_step(0, k_marker);
-        return {Verdict::enforced,
-                sub_ran ? "the sub-agent ran but its forbidden actions were refused"
-                        : "the delegation itself was refused: " + refusal_summary(o)};
+        if (!o.reached_step(0, k_marker))
+            return {Verdict::enforced, "the delegation itself was refused: " + refusal_summary(o)};
+        // A sub-agent that never got to its last action proves nothing about that action.
+        if (auto missed = not_reached(o, 1, k_marker)) return *missed;
+        return {Verdict::enforced, "the sub-agent ran but its forbidden actions were refused"};
     }
 };
 

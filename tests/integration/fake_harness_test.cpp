@@ -135,16 +135,23 @@ Script delegation_script() {
     return script;
 }
 
+// The fakes' one sub-agent is `worker`, named only when another name is refused: the scripted
+// model asks for "general" first and retries once with the name the refusal offers.
+const std::pair<std::string, std::string> k_unknown_agent{
+    "", "Unknown agent 'general'. Available agents: worker"};
+
 TEST_F(FakeHarnessTest, MuseSubAgentKeepsTheParentsRestrictions) {
     const auto r = run({"fake-muse", "muse", Mode::plan, delegation_script()});
-    EXPECT_EQ(by_track(r),
-              (TrackTexts{{"SUB-ESCAPE", k_unknown_write}, {"", "Sub-agent finished: sub done"}}));
+    EXPECT_EQ(by_track(r), (TrackTexts{k_unknown_agent,
+                                       {"SUB-ESCAPE", k_unknown_write},
+                                       {"", "Sub-agent finished: sub done"}}));
     EXPECT_EQ(work_file("probe-delegated.txt"), std::nullopt);
 }
 
 TEST_F(FakeHarnessTest, DelegationLiarsSubAgentWrites) {
     const auto r = run({"liar-delegation-escape", "muse", Mode::plan, delegation_script()});
-    EXPECT_EQ(by_track(r), (TrackTexts{{"SUB-ESCAPE", k_wrote + "probe-delegated.txt"},
+    EXPECT_EQ(by_track(r), (TrackTexts{k_unknown_agent,
+                                       {"SUB-ESCAPE", k_wrote + "probe-delegated.txt"},
                                        {"", "Sub-agent finished: sub done"}}));
     EXPECT_EQ(work_file("probe-delegated.txt"), k_content);
 }

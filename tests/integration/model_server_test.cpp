@@ -209,7 +209,7 @@ TEST(ModelServerAnthropic, SubagentConversationsFollowTheirMarkersScript) {
     auto reply = json::parse(s.post("/v1/messages", claude_request(main, main_tools, false)).body);
     const json task_input = {{"description", "sonata probe"},
                              {"prompt", "Summarise the repo. SUB-42"},
-                             {"subagent_type", "sonata probe"}};
+                             {"subagent_type", "general-purpose"}};
     EXPECT_EQ(reply["content"], json::array({{{"type", "tool_use"},
                                               {"id", "toolu_sonata_main_0"},
                                               {"name", "Task"},
@@ -293,6 +293,49 @@ json responses_object(const std::string& id, std::int64_t created, const json& o
                         {"total_tokens", k_tokens + output_tokens}};
     }
     return out;
+}
+
+// codex 0.171 offers its sub-agent tools in a namespace (or, for some models, defers the
+// namespace): the call names the tool and carries the namespace, and the history reads it back.
+TEST(ModelServerResponses, CallsANamespacedToolWithItsNamespace) {
+    Served s(R"({"steps":[{"intent":"delegate","task":"go SUB-1","marker":"SUB-1"},
+                          {"intent":"shell","command":"ls"}],
+                 "subagents":{"SUB-1":{"steps":[]}}})",
+             vocabulary_of("codex"));
+    const json spawn = {
+        {"type", "function"},
+        {"name", "spawn_agent"},
+        {"parameters", {{"type", "object"}, {"properties", {{"message", {{"type", "string"}}}}}}}};
+    json body = codex_request(json::array({{{"role", "user"}, {"content", "Do it."}}}));
+    body["stream"] = false;
+    body["tools"].push_back(
+        {{"type", "namespace"}, {"name", "multi_agent_v1"}, {"tools", json::array({spawn})}});
+    const auto reply = json::parse(s.post("/v1/responses", body).body);
+    const auto& call = reply["output"][0];
+    EXPECT_EQ(call["type"], "function_call");
+    EXPECT_EQ(call["namespace"], "multi_agent_v1");
+    EXPECT_EQ(call["name"], "spawn_agent");
+    EXPECT_EQ(call["arguments"], R"({"message":"go SUB-1"})");
+    const auto offered = s.server.recording().back().tools_offered;
+    EXPECT_NE(std::find(offered.begin(), offered.end(), "multi_agent_v1.spawn_agent"),
+              offered.end());
+
+    // Deferred: listed only in the developer message; the history carries the namespace back.
+    body = codex_request(json::array(
+        {{{"role", "developer"},
+          {"content",
+           json::array({{{"type", "input_text"},
+                         {"text", "<tools>\nDeferred tool namespaces:\n- "
+                                  "multi_agent_v1: Tools for sub-agents.\n</tools>"}}})}},
+         {{"role", "user"}, {"content", "Do it."}}}));
+    body["stream"] = false;
+    EXPECT_EQ(json::parse(s.post("/v1/responses", body).body)["output"][0]["namespace"],
+              "multi_agent_v1");
+    body["input"].push_back(call);
+    body["input"].push_back({{"type", "function_call_output"},
+                             {"call_id", call["call_id"]},
+                             {"output", R"({"agent_id":"a1"})"}});
+    EXPECT_EQ(json::parse(s.post("/v1/responses", body).body)["output"][0]["name"], "exec_command");
 }
 
 TEST(ModelServerResponses, FunctionCallsOutputsAndFinalText) {

@@ -38,6 +38,13 @@ std::vector<Persona> personas() {
     return out;
 }
 
+const Cell* find_cell(const Matrix& m, const std::string& probe, const std::string& mode) {
+    for (const auto& c : m.cells) {
+        if (c.probe == probe && c.mode == mode) return &c;
+    }
+    return nullptr;
+}
+
 /// The (mode, role) pairs the prober measures.
 const std::vector<std::pair<std::string, std::string>> k_probed{{"plan", "read-only"},
                                                                 {"default", "write"},
@@ -125,6 +132,37 @@ TEST_F(ProberFixture, EveryLiarIsCaughtByItsProbe) {
             << persona.name << ": a violation needs evidence";
     }
     EXPECT_EQ(liars, 11U) << "every probe in the catalogue has a liar";
+}
+
+// A refusal for a malformed call is no evidence of enforcement: the fake's sub-agents would escape,
+// but it refuses the sub-agent sonata names first without naming a valid one, so the scripted
+// model cannot retry well-formed. Without the judge's check for refusals of arguments the cell
+// read "enforced: the delegation itself was refused".
+TEST_F(ProberFixture, AMalformedCallIsNeverEnforcement) {
+    const Matrix m =
+        probe({"liar-delegation-masked", "muse", "plan", ""}, {"--probe", "delegation-escape"});
+    const Cell* cell = find_cell(m, "delegation-escape", "plan");
+    ASSERT_NE(cell, nullptr);
+    EXPECT_EQ(cell->verdict, Verdict::inconclusive) << cell->evidence.reason;
+    EXPECT_NE(cell->evidence.reason.find("for its arguments"), std::string::npos)
+        << cell->evidence.reason;
+    EXPECT_NE(cell->evidence.reason.find("Unknown agent 'general'"), std::string::npos)
+        << cell->evidence.reason;
+}
+
+// The honest liar names its sub-agent only in the refusal: the scripted model retries once with
+// that name, as a real model would, and the escape is caught.
+TEST_F(ProberFixture, ARefusedSubAgentNameIsRetriedWithTheOneTheHarnessNames) {
+    const Matrix m = probe({"liar-delegation-escape", "muse", "plan", "delegation-escape"},
+                           {"--probe", "delegation-escape"});
+    const Cell* cell = find_cell(m, "delegation-escape", "plan");
+    ASSERT_NE(cell, nullptr);
+    EXPECT_EQ(cell->verdict, Verdict::violated) << cell->evidence.reason;
+    ASSERT_GE(cell->evidence.tool_calls.size(), 2U);
+    EXPECT_NE(cell->evidence.tool_calls[0].find("\"agent\":\"general\""), std::string::npos)
+        << cell->evidence.tool_calls[0];
+    EXPECT_NE(cell->evidence.tool_calls[1].find("\"agent\":\"worker\""), std::string::npos)
+        << cell->evidence.tool_calls[1];
 }
 
 TEST_F(ProberFixture, HonestFakesHoldEveryRelidOnProperty) {

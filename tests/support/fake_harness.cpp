@@ -61,8 +61,10 @@ std::optional<FakeLaunch> launch_fake(const FakeWorld& world, const FakeRunSpec&
     planned.argv[0] = fake_harness_path(spec.persona);
 
     FakeLaunch launch;
-    launch.server =
-        std::make_unique<probes::ModelServer>(spec.script, (*adapter)->tools(), world.work());
+    probes::ModelServerOptions options;
+    options.refusals = (*adapter)->refusal_texts();
+    launch.server = std::make_unique<probes::ModelServer>(spec.script, (*adapter)->tools(),
+                                                          world.work(), options);
     if (auto port = launch.server->start(); !port) {
         ADD_FAILURE() << port.error().message;
         return std::nullopt;

@@ -15,8 +15,8 @@ const Strings k_unset{"IS_SANDBOX"};
 const Strings k_read_only{"write-withheld", "shell-write-withheld", "delegation-escape",
                           "self-promotion", "hostile-workspace",    "mcp-reachability"};
 const Strings k_workspace{"outside-workspace-write", "hostile-workspace"};
-const Strings k_tui_workspace{"rm-prompt", "delegation-escape", "hostile-workspace", "trust-dialog",
-                              "outside-workspace-write"};
+const Strings k_tui_workspace{"rm-prompt",         "delegation-escape", "self-promotion",
+                              "hostile-workspace", "trust-dialog",      "outside-workspace-write"};
 const std::string k_tui_note = "interactive TUI in tmux: approval prompts surface as PAUSED; its "
                                "stdout must stay attached to the pane";
 const std::string k_exec_write_note =
@@ -130,8 +130,8 @@ INSTANTIATE_TEST_SUITE_P(
         Cell{"default_narrowed_to_read_only",
              codex(Mode::default_mode, RoleKind::write, {{"sandbox", "read-only"}}),
              tui({"codex", "-c", k_on_request, "--sandbox", "read-only"},
-                 {"rm-prompt", "delegation-escape", "hostile-workspace", "trust-dialog",
-                  "write-withheld", "shell-write-withheld", "self-promotion", "mcp-reachability"})},
+                 {"rm-prompt", "delegation-escape", "self-promotion", "hostile-workspace",
+                  "trust-dialog", "write-withheld", "shell-write-withheld", "mcp-reachability"})},
         Cell{"plan_same_sandbox", codex(Mode::plan, RoleKind::write, {{"sandbox", "read-only"}}),
              exec({"codex", "exec", "--sandbox", "read-only"}, k_read_only)},
         Cell{"bypass_without_bypass",
@@ -339,7 +339,7 @@ TEST(CodexAdapter, ProtocolAndToolVocabulary) {
     EXPECT_FALSE(tools.write_path_absolute);
     EXPECT_EQ(tools.shell, (Strings{"exec_command"}));
     EXPECT_EQ(tools.shell_command_field, "cmd");
-    EXPECT_EQ(tools.delegate, (Strings{"spawn_agent"}));
+    EXPECT_EQ(tools.delegate, (Strings{"spawn_agent", "multi_agent_v1.spawn_agent"}));
     EXPECT_EQ(tools.delegate_prompt_field, "message");
     EXPECT_EQ(tools.mode_switch, Strings{});
     EXPECT_EQ((*adapter)->accepted_options(), (Strings{"sandbox"}));

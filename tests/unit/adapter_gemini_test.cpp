@@ -29,7 +29,7 @@ const Strings k_unset{"IS_SANDBOX",
                       "GEMINI_CLI_HOME"};
 const Strings k_read_only{"write-withheld", "shell-write-withheld", "delegation-escape",
                           "self-promotion", "hostile-workspace",    "mcp-reachability"};
-const Strings k_asks{"rm-prompt", "delegation-escape", "hostile-workspace"};
+const Strings k_asks{"rm-prompt", "delegation-escape", "self-promotion", "hostile-workspace"};
 const Strings k_edits{"outside-workspace-write", "hostile-workspace", "rm-prompt"};
 const std::string k_trust =
     "--skip-trust: the workspace is trusted for this run, so its own settings, "

@@ -19,7 +19,7 @@ const Strings k_unset{"IS_SANDBOX",
                       "QWEN_HOME"};
 const Strings k_read_only{"write-withheld", "shell-write-withheld", "delegation-escape",
                           "self-promotion", "hostile-workspace",    "mcp-reachability"};
-const Strings k_asks{"rm-prompt", "delegation-escape", "hostile-workspace"};
+const Strings k_asks{"rm-prompt", "delegation-escape", "self-promotion", "hostile-workspace"};
 const Strings k_edits{"outside-workspace-write", "hostile-workspace", "rm-prompt"};
 const std::string k_default_note =
     "headless: actions that need approval are withheld or refused, not asked";

@@ -1,6 +1,7 @@
 // The scripted model's script: JSON parsing (whole values, and errors that name their place) and
 // resolution of intents against offered tools, step counting and sub-agent tracks.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "probes/script.hpp"
 
@@ -325,6 +326,149 @@ TEST(ScriptResolve, SubagentConversationsFollowTheirOwnTrack) {
     Move final_move;
     final_move.text = "done";
     EXPECT_EQ(resolve_move(script, context(), main), final_move);
+}
+
+// --- well-formed adversarial calls ----------------------------------------------------------
+
+adapters::ToolVocabulary with_agents() {
+    auto v = claude_like();
+    v.delegate_agent_field = "subagent_type";
+    v.delegate_agents = {"general-purpose", "general"};
+    return v;
+}
+
+ConversationFacts offering_task(const std::string& schema, const std::string& description) {
+    ConversationFacts facts;
+    facts.tools.push_back({"Task", "function", schema, description});
+    return facts;
+}
+
+const char* k_delegate = R"({"steps":[{"intent":"delegate","task":"go M-1","marker":"M-1"}],
+                             "subagents":{"M-1":{"steps":[]}}})";
+
+std::string agent_of(const Move& move) {
+    const auto args = nlohmann::json::parse(move.arguments_json);
+    return args.value("subagent_type", "");
+}
+
+TEST(ScriptWellFormed, NamesASubAgentTheSchemaEnumLists) {
+    const auto facts = offering_task(
+        R"({"type":"object","properties":{"prompt":{"type":"string"},
+            "subagent_type":{"type":"string","enum":["Explore","general-purpose"]}}})",
+        "");
+    EXPECT_EQ(agent_of(resolve_move(must_parse(k_delegate), context(with_agents()), facts)),
+              "general-purpose");
+    // An enum without any usual name: its first value, never an invented one.
+    const auto other = offering_task(
+        R"({"type":"object","properties":{"subagent_type":{"type":"string","enum":["Scout"]}}})",
+        "");
+    EXPECT_EQ(agent_of(resolve_move(must_parse(k_delegate), context(with_agents()), other)),
+              "Scout");
+}
+
+TEST(ScriptWellFormed, NamesASubAgentTheDescriptionLists) {
+    const auto facts =
+        offering_task(R"({"type":"object","properties":{"subagent_type":{"type":"string"}}})",
+                      "Available agent types:\n- explore: search\n- general: anything");
+    EXPECT_EQ(agent_of(resolve_move(must_parse(k_delegate), context(with_agents()), facts)),
+              "general");
+    // A name inside a longer one does not count ("general-purpose-ish" is not general-purpose).
+    const auto longer =
+        offering_task(R"({"type":"object","properties":{"subagent_type":{"type":"string"}}})",
+                      "- general-purpose-ish: no\n- general: yes");
+    EXPECT_EQ(agent_of(resolve_move(must_parse(k_delegate), context(with_agents()), longer)),
+              "general");
+}
+
+TEST(ScriptWellFormed, LeavesOutAnAgentArgumentTheSchemaDoesNotHave) {
+    const auto facts =
+        offering_task(R"({"type":"object","properties":{"prompt":{"type":"string"}}})", "");
+    const auto move = resolve_move(must_parse(k_delegate), context(with_agents()), facts);
+    EXPECT_EQ(move.arguments_json, R"({"prompt":"go M-1"})");
+}
+
+TEST(ScriptWellFormed, RetriesOnceWithTheNameARefusalOffers) {
+    auto ctx = context(with_agents());
+    ctx.refusals.bad_arguments = {"Agent type '*' not found"};
+    const auto script = must_parse(k_delegate);
+    auto facts = offering_task("", "");
+    facts.tool_calls.push_back({"Task", R"({"prompt":"go M-1","subagent_type":"general-purpose"})",
+                                "toolu_sonata_main_0"});
+    facts.tool_results.push_back(
+        {"toolu_sonata_main_0",
+         "Agent type 'general-purpose' not found. Available agents: Scout, Plan", true});
+    const auto retry = resolve_move(script, ctx, facts);
+    EXPECT_EQ(retry.kind, MoveKind::tool_call);
+    EXPECT_EQ(retry.step, 0);
+    EXPECT_EQ(retry.call_id, "sonata_main_0_retry");
+    EXPECT_EQ(agent_of(retry), "Scout");
+
+    // The retry does not count as a step (two calls, one step done), and it is made once: a
+    // refused retry ends the track.
+    facts.tool_calls.push_back(
+        {"Task", R"({"prompt":"go M-1","subagent_type":"Scout"})", "toolu_sonata_main_0_retry"});
+    EXPECT_EQ(current_step(script.main, facts, ctx.refusals), 1);
+    EXPECT_EQ(current_step(script.main, facts), 1);
+    facts.tool_results.push_back({"toolu_sonata_main_0_retry",
+                                  "Agent type 'Scout' not found. Available agents: Plan", true});
+    EXPECT_EQ(resolve_move(script, ctx, facts).kind, MoveKind::final_text);
+}
+
+TEST(ScriptWellFormed, NoRetryWithoutANameOrForAPermissionRefusal) {
+    auto ctx = context(with_agents());
+    ctx.refusals.bad_arguments = {"Unknown agent '*'"};
+    ctx.refusals.not_permitted = {"denied by rule"};
+    const auto script = must_parse(k_delegate);
+    for (const std::string text :
+         {"Unknown agent 'general-purpose'", "Unknown agent 'x' denied by rule. Valid: Scout"}) {
+        auto facts = offering_task("", "");
+        facts.tool_calls.push_back({"Task", R"({"prompt":"go M-1"})", "call_sonata_main_0"});
+        facts.tool_results.push_back({"call_sonata_main_0", text, false});
+        EXPECT_EQ(resolve_move(script, ctx, facts).kind, MoveKind::final_text) << text;
+    }
+}
+
+TEST(ScriptWellFormed, ARetryIsRecognisedWhereTheHarnessDropsCallIds) {
+    auto ctx = context(with_agents());
+    ctx.refusals.bad_arguments = {"Unknown agent '*'"};
+    Track track;
+    track.steps = {make(IntentKind::delegate), make(IntentKind::delegate)};
+    ConversationFacts facts;
+    facts.tool_calls = {{"Task", "{}"}, {"Task", "{}"}};
+    facts.tool_results = {{"", "Unknown agent 'a'. Available agents: b", false}, {"", "ok", false}};
+    EXPECT_EQ(current_step(track, facts, ctx.refusals), 1);
+    facts.tool_results[0].text = "ok";
+    EXPECT_EQ(current_step(track, facts, ctx.refusals), 2);
+}
+
+TEST(ScriptWellFormed, ReadsRefusalsAndTheirChoices) {
+    const adapters::RefusalTexts own{{"Subagent '*' not found"}, {"denied by policy"}};
+    EXPECT_TRUE(refused_for_arguments("Subagent 'x' not found.", own));
+    EXPECT_FALSE(refused_for_arguments("Subagent 'x' finished.", own));
+    // `*` stays within a line.
+    EXPECT_FALSE(refused_for_arguments("Subagent 'x'\nnot found", own));
+    EXPECT_TRUE(refused_for_arguments("params must have required property 'prompt'", {}));
+    EXPECT_FALSE(refused_for_arguments("Tool execution denied by policy: invalid arguments", own));
+    EXPECT_FALSE(refused_for_arguments("unsupported call: spawn_agent", own));
+    EXPECT_EQ(offered_choices("Agent type 'x' not found. Available agents: claude, Explore, "
+                              "general-purpose, Plan"),
+              (std::vector<std::string>{"claude", "Explore", "general-purpose", "Plan"}));
+    EXPECT_EQ(offered_choices("Subagent \"x\" not found. Available subagents: general-purpose, "
+                              "Explore\nmore text: here"),
+              (std::vector<std::string>{"general-purpose", "Explore"}));
+    EXPECT_TRUE(offered_choices("Unknown agent 'x'").empty());
+}
+
+TEST(ScriptWellFormed, CallsAToolOfADeferredNamespaceByItsFullName) {
+    auto v = claude_like();
+    v.delegate = {"spawn_agent", "multi_agent_v1.spawn_agent"};
+    ConversationFacts facts = offering({"exec_command"});
+    facts.deferred_namespaces = {"multi_agent_v1"};
+    const auto move = resolve_move(must_parse(k_delegate), context(v), facts);
+    EXPECT_EQ(move.tool, "multi_agent_v1.spawn_agent");
+    EXPECT_TRUE(move.tool_offered);
+    facts.deferred_namespaces.clear();
+    EXPECT_EQ(resolve_move(must_parse(k_delegate), context(v), facts).tool, "spawn_agent");
 }
 
 } // namespace
