@@ -170,6 +170,8 @@ std::string approval_card(const std::string& screen, const adapters::ScreenPatte
     std::string card;
     for (std::size_t i = first > k_lines_above ? first - k_lines_above : 0; i < last; ++i) {
         if (card.empty() && lines[i].empty()) continue;
+        // A spinner under the card ("⣻  checking · 0s") changes every frame: not the card.
+        if (screen_shows(lines[i], patterns.busy)) continue;
         card += lines[i] + "\n";
     }
     return card;

@@ -216,18 +216,19 @@ TEST_P(DispatchConformance, ATuiMappingPausesAtAnApprovalCardAndApproveYesRunsTh
         GTEST_SKIP() << GetParam().id << "'s default mapping runs headless: no approval card";
     const std::string token = "sonata-token-approved-" + GetParam().id;
     std::string workspace;
+    json touch = {{"intent", "shell"}, {"command", "touch approved-by-user.txt"}};
+    if (GetParam().id == "codex") {
+        // How a model asks codex for a command outside its sandbox (the on-request policy): the
+        // harness must put up an approval card.
+        touch["args"] = {{"sandbox_permissions", "require_escalated"},
+                         {"justification", "May I create approved-by-user.txt?"}};
+    } else {
+        // reasonix asks before any write in its read-only posture; an approved shell command
+        // would still need bubblewrap, which a host may lack, while its file tool does not.
+        touch = {{"intent", "write_file"}, {"path", "approved-by-user.txt"}, {"content", "yes\n"}};
+    }
     const std::string dir =
-        start(*decision,
-              json{{"steps",
-                    json::array({{{"intent", "shell"},
-                                  {"command", "touch approved-by-user.txt"},
-                                  // How a model asks for a command outside the sandbox (codex's
-                                  // on-request policy): the harness must put up an approval card.
-                                  {"args",
-                                   {{"sandbox_permissions", "require_escalated"},
-                                    {"justification", "May I create approved-by-user.txt?"}}}}})},
-                   {"final", token}},
-              workspace);
+        start(*decision, json{{"steps", json::array({touch})}, {"final", token}}, workspace);
     const auto paused = wait(dir, dispatch::RunState::paused);
     const auto patterns = (*adapters::find_adapter(GetParam().id))->screen_patterns();
     EXPECT_TRUE(std::any_of(

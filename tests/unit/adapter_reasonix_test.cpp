@@ -22,9 +22,7 @@ const std::string k_plan_note =
     "read-only: no report.md can be written, the final message is the report";
 const std::string k_edit_note =
     "headless: edits run unasked; other actions that would be asked are refused";
-const Strings k_tui_notes{"interactive TUI in tmux: approval cards surface as PAUSED",
-                          "a machine that never answered it asks a telemetry question before the "
-                          "agent starts; `reasonix config telemetry off` clears it"};
+const Strings k_tui_notes{"interactive TUI in tmux: approval cards surface as PAUSED"};
 
 Invocation headless(Strings argv, Strings relies, Strings notes) {
     return headless_invocation(std::move(argv), std::move(relies), std::move(notes), k_unset);
@@ -32,6 +30,7 @@ Invocation headless(Strings argv, Strings relies, Strings notes) {
 
 Invocation tui(Strings argv, Strings relies) {
     Invocation inv = headless(std::move(argv), std::move(relies), k_tui_notes);
+    inv.env["REASONIX_TELEMETRY"] = "0";
     inv.prompt = PromptChannel::tmux_keys;
     inv.interactive = true;
     inv.report = ReportSource::pane_text;
@@ -135,7 +134,7 @@ TEST(Reasonix, EndpointInjectionMakesAPrivateHomeWithOneProvider) {
     EXPECT_EQ(injected->invocation, want) << show(injected->invocation);
     const std::string config =
         "# Reasonix home of one sonata probe run: the scripted model server is the only provider.\n"
-        "config_version = 1\n"
+        "config_version = 10\n"
         "default_model = \"sonata-probe/sonata-probe-model\"\n\n"
         "[telemetry]\n"
         "cli_metrics = \"off\"\n\n"

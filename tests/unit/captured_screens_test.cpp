@@ -30,7 +30,8 @@ std::string read(const fs::path& path) {
     return text.str();
 }
 
-/// Ends with "-<kind>.txt": trust, ready, approval, decline, final (the last screen) or stdout.
+/// Ends with "-<kind>.txt": trust, ready, approval, decline, submitted (just after the task was
+/// typed), final (the last screen) or stdout.
 std::string kind_of(const fs::path& file) {
     const std::string name = file.filename().string();
     const auto dash = name.rfind('-');
@@ -78,6 +79,12 @@ TEST(CapturedScreens, EachAdapterRecognisesWhatItsHarnessShowed) {
                         << where << ": question taken for the task box";
                     EXPECT_FALSE(shows(screen, patterns.approval))
                         << where << ": question taken for an approval";
+                } else if (kind == "submitted") {
+                    // Just after the task was typed: the model is at work, nothing to answer.
+                    EXPECT_FALSE(shows(screen, patterns.trust))
+                        << where << ": a working screen taken for a trust card";
+                    EXPECT_FALSE(shows(screen, patterns.approval))
+                        << where << ": a working screen taken for an approval";
                 } else {
                     EXPECT_TRUE(kind == "stdout" || kind == "final")
                         << where << ": unknown capture kind";
