@@ -1,5 +1,6 @@
 // `sonata report`: render one or several machines' capability matrices (Markdown, JUnit XML, HTML,
-// JSON), or `--diff OLD NEW` to show the cells that changed and fail when one got weaker.
+// JSON), `--diff OLD NEW` to show the cells that changed and fail when one got weaker, or
+// `--cell KEY` to show one cell's whole evidence (a refusal points there).
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -9,7 +10,9 @@
 
 #include "cli/app.hpp"
 #include "core/matrix.hpp"
+#include "core/text.hpp"
 #include "reports/diff.hpp"
+#include "reports/evidence_text.hpp"
 #include "reports/markdown.hpp"
 #include "reports/merge.hpp"
 #include "reports/report.hpp"
@@ -22,6 +25,7 @@ struct ReportArgs {
     std::string out;
     std::vector<std::string> matrices;
     bool diff = false;
+    std::string cell; ///< "harness@version probe mode role".
 };
 
 Result<void> emit(const std::string& text, const std::string& out) {
@@ -78,8 +82,42 @@ Result<int> run_diff(const ReportArgs& args, const Context& context) {
     return to_int(reports::any_weaker(changes) ? ExitCode::weakened : ExitCode::ok);
 }
 
+Result<int> run_cell(const ReportArgs& args, const Context& context) {
+    if (args.format != "md" && args.format != "markdown" && args.format != "json") {
+        return fail(ExitCode::usage,
+                    "--cell prints text (md) or json; not --format " + args.format);
+    }
+    const auto paths = matrix_paths(args, context);
+    if (!paths) return tl::unexpected(paths.error());
+    const auto loaded = reports::load_matrices(*paths);
+    if (!loaded) return tl::unexpected(loaded.error());
+    const Matrix merged = reports::merge_machines(*loaded);
+    std::vector<std::string> keys;
+    for (const auto& cell : merged.cells) {
+        if (cell.key() != args.cell) {
+            keys.push_back(cell.key());
+            continue;
+        }
+        std::string text;
+        if (args.format == "json") {
+            Matrix one = merged;
+            one.cells = {cell};
+            text = matrix_to_json(one);
+        } else {
+            text = cell.key() + (cell.machine.empty() ? "" : " (" + cell.machine + ")") + ": " +
+                   std::string(to_string(cell.verdict)) + "\n" + reports::evidence_text(cell);
+        }
+        if (auto written = emit(text, args.out); !written) return tl::unexpected(written.error());
+        return to_int(ExitCode::ok);
+    }
+    return fail(ExitCode::usage, "no cell '" + args.cell + "' in " + join(*paths, ", ") +
+                                     did_you_mean(args.cell, keys) +
+                                     " (a key is \"harness@version probe mode role\")");
+}
+
 Result<int> run_report(const ReportArgs& args, const Context& context) {
     if (args.diff) return run_diff(args, context);
+    if (!args.cell.empty()) return run_cell(args, context);
     const auto format = reports::parse_report_format(args.format);
     if (!format) return tl::unexpected(format.error());
     const auto paths = matrix_paths(args, context);
@@ -110,6 +148,8 @@ void add_report(CLI::App& app, Action& action) {
         "--diff", args->diff,
         "Compare two matrix files, OLD NEW: print the cells that changed; exit 7 when one "
         "got weaker");
+    cmd->add_option("--cell", args->cell,
+                    "Show one cell's whole evidence: KEY is \"harness@version probe mode role\"");
     cmd->add_option("matrix", args->matrices, "Matrix files (default: this machine's)");
     cmd->callback([&action, args] {
         action = [args](const Context& context) { return run_report(*args, context); };

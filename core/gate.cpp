@@ -11,18 +11,89 @@
 namespace sonata {
 namespace {
 
+std::string clipped(const std::string& text, std::size_t limit) {
+    if (text.size() <= limit) return text;
+    auto cut = limit;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0U) == 0x80U)
+        --cut; // never inside a UTF-8 sequence
+    return text.substr(0, cut) + "…";
+}
+
+/// The one or two facts that prove the cell's verdict: its reason, and the first call the model
+/// made (or, with no call, the first change); never the whole list of changes.
 std::string summarize(const Cell& cell) {
     const Evidence& e = cell.evidence;
     std::vector<std::string> parts;
-    if (!e.reason.empty()) parts.push_back(e.reason);
-    if (!e.files_changed.empty()) parts.push_back("files changed: " + join(e.files_changed, ", "));
-    if (!e.tool_calls.empty()) parts.push_back("model asked for: " + e.tool_calls.front());
+    if (!e.reason.empty()) parts.push_back(clipped(e.reason, 300));
+    if (!e.tool_calls.empty()) {
+        parts.push_back("the call: " + clipped(e.tool_calls.front(), 160));
+    } else if (!e.files_changed.empty() && e.reason.empty()) {
+        parts.push_back(e.files_changed.front());
+    }
     if (parts.empty()) parts.push_back("exit code " + std::to_string(e.exit_code));
     return join(parts, "; ");
 }
 
 bool holds(Verdict v) {
     return v == Verdict::enforced || v == Verdict::asked || v == Verdict::not_applicable;
+}
+
+/// Whether the matrix shows every cell of `harness@version` in `mode`/`role` holding (at least
+/// one cell, none violated).
+bool all_hold(const Matrix& matrix, const std::string& harness, const std::string& version,
+              const std::string& mode, const std::string& role, const std::string& machine) {
+    bool any = false;
+    for (const auto& cell : matrix.cells) {
+        if (cell.harness != harness || cell.version != version || cell.mode != mode ||
+            cell.role != role || (!machine.empty() && cell.machine != machine)) {
+            continue;
+        }
+        if (cell.verdict == Verdict::violated) return false;
+        any = true;
+    }
+    return any;
+}
+
+/// The alternatives a refusal names: narrower modes of this harness, and the other harnesses,
+/// whose cells in the matrix for that mode all hold; then re-probing.
+std::vector<std::string> alternatives(const Decision& decision, const Matrix& matrix,
+                                      const std::string& machine) {
+    std::vector<std::string> out;
+    for (int m = static_cast<int>(decision.effective_mode) - 1; m >= 0; --m) {
+        const auto narrower = static_cast<Mode>(m);
+        const std::string mode(to_string(narrower));
+        if (all_hold(matrix, decision.harness, decision.version, mode,
+                     matrix_role(narrower, decision.role.kind), machine)) {
+            out.push_back("dispatch " + decision.harness + " in " + mode +
+                          " mode: the matrix shows its cells there holding");
+            break;
+        }
+    }
+    const std::string mode(to_string(decision.effective_mode));
+    const std::string role = matrix_role(decision.effective_mode, decision.role.kind);
+    std::vector<std::string> others;
+    for (const auto& cell : matrix.cells) {
+        const std::string name = cell.harness + "@" + cell.version;
+        if (cell.harness == decision.harness || cell.mode != mode || cell.role != role ||
+            std::find(others.begin(), others.end(), name) != others.end() ||
+            !all_hold(matrix, cell.harness, cell.version, mode, role, machine)) {
+            continue;
+        }
+        others.push_back(name);
+    }
+    if (!others.empty()) {
+        out.push_back("dispatch to " + join(others, ", ") + ": the matrix shows their cells in " +
+                      mode + " mode holding");
+    }
+    out.push_back("re-run `sonata probe --harness " + decision.harness +
+                  "` after upgrading the harness");
+    return out;
+}
+
+/// The files `workspace` found, as a phrase: "opencode.json" or "opencode.json and 2 more".
+std::string found_phrase(const WorkspaceFiles& workspace) {
+    const auto more = workspace.found.size() - 1;
+    return workspace.found.front() + (more == 0 ? "" : " and " + std::to_string(more) + " more");
 }
 
 void note_default_rule(Decision& decision, const std::vector<GateCheck>& checks) {
@@ -47,7 +118,8 @@ std::string matrix_role(Mode effective, RoleKind role) {
 }
 
 std::vector<GateCheck> apply_gate(Decision& decision, const Matrix* matrix,
-                                  GateStrictness strictness, const std::string& machine) {
+                                  GateStrictness strictness, const std::string& machine,
+                                  const WorkspaceFiles* workspace) {
     std::vector<GateCheck> checks;
     if (!decision.runs()) return checks;
     const std::string mode(to_string(decision.effective_mode));
@@ -81,18 +153,40 @@ std::vector<GateCheck> apply_gate(Decision& decision, const Matrix* matrix,
         }
         checks.push_back(check);
     }
+    std::vector<std::string> notes;
     for (const auto& check : checks) {
-        if (check.verdict && !holds(*check.verdict) && *check.verdict != Verdict::inconclusive) {
-            decision.outcome =
-                Refusal{"probe " + check.probe + " measured '" +
-                            std::string(to_string(*check.verdict)) + "' for " + decision.harness +
-                            "@" + decision.version + " in " + mode + " mode: " + check.evidence,
-                        {"dispatch in a narrower mode",
-                         "use another harness whose matrix shows " + check.probe + " enforced",
-                         "re-run `sonata probe --harness " + decision.harness +
-                             "` after upgrading the harness"}};
-            return checks;
+        if (!check.verdict || holds(*check.verdict) || *check.verdict == Verdict::inconclusive)
+            continue;
+        const std::string who = decision.harness + "@" + decision.version;
+        const std::string key = who + " " + check.probe + " " + mode + " " + role;
+        const bool loads_repository = check.probe == probe_id::hostile_workspace &&
+                                      *check.verdict == Verdict::violated && workspace != nullptr;
+        if (loads_repository && workspace->found.empty()) {
+            notes.push_back("hostile-workspace measured 'violated' for " + who + " in " + mode +
+                            " mode (" + decision.harness +
+                            " loads what a repository holds); this workspace holds none of " +
+                            join(workspace->looked_for, ", ") +
+                            ", so it runs; sonata refuses while one is there");
+            continue;
         }
+        std::string reason = "probe " + check.probe + " measured '" +
+                             std::string(to_string(*check.verdict)) + "' for " + who + " in " +
+                             mode + " mode: ";
+        if (loads_repository) {
+            reason += decision.harness +
+                      " loads what the repository holds, and this workspace holds " +
+                      found_phrase(*workspace) + " (measured: " + check.evidence + ")";
+        } else {
+            reason += check.evidence;
+        }
+        reason += ". Full evidence: sonata report --cell '" + key + "'";
+        auto others = alternatives(decision, *matrix, merged ? machine : std::string());
+        if (loads_repository) {
+            others.insert(others.begin(),
+                          "dispatch from a workspace without " + join(workspace->found, ", "));
+        }
+        decision.outcome = Refusal{std::move(reason), std::move(others)};
+        return checks;
     }
     if (!unmeasured.empty()) {
         const std::string what =
@@ -109,6 +203,8 @@ std::vector<GateCheck> apply_gate(Decision& decision, const Matrix* matrix,
                                     "`");
     }
     note_default_rule(decision, checks);
+    auto& inv = std::get<Invocation>(decision.outcome);
+    inv.notes.insert(inv.notes.end(), notes.begin(), notes.end());
     return checks;
 }
 

@@ -3,8 +3,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include <sys/stat.h>
 
@@ -108,10 +110,43 @@ Result<ParentMode> choose_mode(const DispatchRequest& setup, const Config& confi
     return choice;
 }
 
+/// What `cwd` holds of the files `adapter`'s hostile-workspace probe plants (relative paths). A
+/// file two levels down or deeper (a plugin, an extension, a hook script) stands for its whole
+/// directory ".opencode/plugin/", which counts when it holds anything; a path sonata cannot
+/// examine counts as there.
+WorkspaceFiles workspace_files(const Adapter& adapter, const std::string& cwd) {
+    namespace fs = std::filesystem;
+    WorkspaceFiles out;
+    out.root = fs::path(cwd).lexically_normal().string();
+    for (const auto& file : adapter.hostile_files(out.root, out.root + "/.sonata-canary")) {
+        const auto relative = fs::path(file.path).lexically_relative(out.root);
+        if (relative.empty() || *relative.begin() == "..") continue;
+        const bool deep = std::distance(relative.begin(), relative.end()) > 2;
+        const std::string entry =
+            deep ? relative.begin()->string() + "/" + std::next(relative.begin())->string() + "/"
+                 : relative.string();
+        if (std::find(out.looked_for.begin(), out.looked_for.end(), entry) !=
+            out.looked_for.end()) {
+            continue;
+        }
+        out.looked_for.push_back(entry);
+        std::error_code ec;
+        const fs::path at = fs::path(out.root) / entry;
+        const auto status = fs::symlink_status(at, ec);
+        bool present = ec ? ec != std::errc::no_such_file_or_directory
+                          : status.type() != fs::file_type::not_found;
+        if (present && deep && status.type() == fs::file_type::directory) {
+            present = !fs::is_empty(at, ec) || static_cast<bool>(ec);
+        }
+        if (present) out.found.push_back(entry);
+    }
+    return out;
+}
+
 /// Consults the capability matrix (--matrix, else this machine's). A missing matrix means "not
 /// measured"; a corrupt one is an error, never "all good".
 Result<std::vector<GateCheck>> gate_decision(Decision& decision, const DispatchRequest& setup,
-                                             const Config& config) {
+                                             const Config& config, const Adapter& adapter) {
     std::string path = setup.matrix;
     if (path.empty()) {
         auto dir = machine_dir_checked(setup.env);
@@ -131,7 +166,10 @@ Result<std::vector<GateCheck>> gate_decision(Decision& decision, const DispatchR
         if (!loaded) return tl::unexpected(loaded.error());
         matrix = std::move(*loaded);
     }
-    return apply_gate(decision, matrix ? &*matrix : nullptr, config.gate);
+    if (setup.cwd.empty()) return apply_gate(decision, matrix ? &*matrix : nullptr, config.gate);
+    const auto workspace = workspace_files(adapter, setup.cwd);
+    return apply_gate(decision, matrix ? &*matrix : nullptr, config.gate, this_machine(),
+                      &workspace);
 }
 
 } // namespace
@@ -194,7 +232,7 @@ Result<Planned> plan_dispatch(const DispatchRequest& setup, const Config& config
     decision->warnings.insert(decision->warnings.begin(), warnings.begin(), warnings.end());
     decision->warnings.insert(decision->warnings.begin(), mode->warnings.begin(),
                               mode->warnings.end());
-    auto gate = gate_decision(*decision, setup, config);
+    auto gate = gate_decision(*decision, setup, config, **adapter);
     if (!gate) return tl::unexpected(gate.error());
     return Planned{*decision, *mode, *gate};
 }

@@ -52,10 +52,93 @@ TEST(Gate, ViolatedRefusesQuotingProbeAndEvidence) {
     Decision d = plan_decision();
     apply_gate(d, &m, GateStrictness::warn);
     ASSERT_FALSE(d.runs());
-    EXPECT_EQ(d.refusal().reason, "probe shell-write-withheld measured 'violated' for "
-                                  "codex@0.171.0 in plan mode: files changed: "
-                                  "created work/probe-write.txt");
+    EXPECT_EQ(d.refusal().reason,
+              "probe shell-write-withheld measured 'violated' for codex@0.171.0 in plan mode: "
+              "created work/probe-write.txt. Full evidence: sonata report --cell "
+              "'codex@0.171.0 shell-write-withheld plan read-only'");
     EXPECT_FALSE(d.refusal().alternatives.empty());
+}
+
+// A refusal a person can read: the reason and the call that proved it, never every change; the
+// alternatives name harnesses and modes the matrix shows holding.
+TEST(Gate, ARefusalStatesTheProofAndNamesConcreteAlternatives) {
+    Cell bad = cell("shell-write-withheld", Verdict::violated);
+    bad.evidence.reason = "work/probe-shell.txt changed although the mapping forbids it";
+    bad.evidence.tool_calls = {"exec_command {\"cmd\":\"printf x > probe-shell.txt\"}"};
+    bad.evidence.files_changed = {"created work/probe-shell.txt", "created home/.codex/a",
+                                  "created home/.codex/b"};
+    Cell other = cell("shell-write-withheld", Verdict::enforced);
+    other.harness = "claude";
+    other.version = "2.1.197";
+    Cell other_bad = cell("write-withheld", Verdict::violated);
+    other_bad.harness = "pi";
+    other_bad.version = "0.73.1";
+    Matrix m;
+    m.merge({cell("write-withheld", Verdict::enforced), bad, other, other_bad});
+    Decision d = plan_decision();
+    apply_gate(d, &m, GateStrictness::warn);
+    ASSERT_FALSE(d.runs());
+    const auto& reason = d.refusal().reason;
+    EXPECT_NE(reason.find("changed although the mapping forbids it; the call: exec_command"),
+              std::string::npos)
+        << reason;
+    EXPECT_EQ(reason.find("home/.codex"), std::string::npos) << reason;
+    const auto& alternatives = d.refusal().alternatives;
+    ASSERT_EQ(alternatives.size(), 2U) << ::testing::PrintToString(alternatives);
+    EXPECT_EQ(alternatives[0],
+              "dispatch to claude@2.1.197: the matrix shows their cells in plan mode holding");
+    EXPECT_NE(alternatives[1].find("re-run `sonata probe --harness codex`"), std::string::npos);
+}
+
+Decision loads_repository_decision() {
+    Decision d = plan_decision();
+    d.harness = "opencode";
+    d.version = "1.18.33";
+    std::get<Invocation>(d.outcome).relies_on = {"hostile-workspace"};
+    return d;
+}
+
+Matrix hostile_violated() {
+    Cell c = cell("hostile-workspace", Verdict::violated);
+    c.harness = "opencode";
+    c.version = "1.18.33";
+    c.evidence.reason = "code defined by the repository ran (outside/startup-canary was written)";
+    Matrix m;
+    m.merge({c});
+    return m;
+}
+
+TEST(Gate, AHarnessThatLoadsTheRepositoryRunsWhereTheWorkspaceHoldsNothingItLoads) {
+    const Matrix m = hostile_violated();
+    WorkspaceFiles workspace{"/ws", {"opencode.json", ".opencode/plugin/"}, {}};
+    Decision d = loads_repository_decision();
+    const auto checks = apply_gate(d, &m, GateStrictness::strict, this_machine(), &workspace);
+    ASSERT_TRUE(d.runs()) << d.refusal().reason;
+    const auto& notes = d.invocation().notes;
+    ASSERT_FALSE(notes.empty());
+    EXPECT_EQ(notes.back(), "hostile-workspace measured 'violated' for opencode@1.18.33 in plan "
+                            "mode (opencode loads what a repository holds); this workspace holds "
+                            "none of opencode.json, .opencode/plugin/, so it runs; sonata refuses "
+                            "while one is there");
+    ASSERT_EQ(checks.size(), 1U);
+    EXPECT_EQ(checks[0].verdict, Verdict::violated);
+
+    workspace.found = {".opencode/plugin/"};
+    Decision refused = loads_repository_decision();
+    apply_gate(refused, &m, GateStrictness::warn, this_machine(), &workspace);
+    ASSERT_FALSE(refused.runs());
+    EXPECT_NE(refused.refusal().reason.find(
+                  "opencode loads what the repository holds, and this workspace holds "
+                  ".opencode/plugin/ (measured: code defined by the repository ran"),
+              std::string::npos)
+        << refused.refusal().reason;
+    EXPECT_EQ(refused.refusal().alternatives.front(),
+              "dispatch from a workspace without .opencode/plugin/");
+
+    // Without a workspace to look at, the violation refuses as any other.
+    Decision blind = loads_repository_decision();
+    apply_gate(blind, &m, GateStrictness::warn);
+    EXPECT_FALSE(blind.runs());
 }
 
 TEST(Gate, UnmeasuredWarnsOrRefusesUnderStrict) {
