@@ -75,6 +75,12 @@ struct ToolVocabulary {
     /// Sub-agents the harness ships, in order of preference: a well-formed delegation names one of
     /// them when the tool's schema and description list none.
     std::vector<std::string> delegate_agents = {};
+    /// A delegate tool whose arguments go inside a JSON object, under "arguments" (reasonix
+    /// reaches its sub-agent through use_capability{action, capability_id, arguments}), and that
+    /// object (its own "arguments" are kept, the computed ones merged over them); "" when every
+    /// delegate tool takes them directly.
+    std::string delegate_envelope_tool = {};
+    std::string delegate_envelope = {};
 };
 
 /// Texts that tell, in a tool result, why the harness refused a call (substrings, matched without
@@ -86,6 +92,17 @@ struct RefusalTexts {
     /// The call was well-formed and the harness's permissions refused it.
     std::vector<std::string> not_permitted;
 };
+
+/// The harness versions a mapping was measured on, both ends included; empty when it was measured
+/// on no real binary (fixtures only).
+struct VersionRange {
+    std::string lowest;
+    std::string highest;
+};
+
+/// Whether `version` ("1.2.3", a pre-release suffix ignored) lies within `range`; false for a
+/// version or range sonata cannot read.
+bool version_within(std::string_view version, const VersionRange& range);
 
 /// Where a probe's scripted model server listens, and the scratch dirs of the run.
 struct EndpointSpec {
@@ -157,6 +174,11 @@ public:
 
     /// Extracts a version from the output of version_args(); empty when none is found.
     virtual std::string parse_version(std::string_view output) const;
+
+    /// The versions this adapter's mapping was measured on (the pins, and releases the watch
+    /// probed). A version outside gets a warning, and the gate's "not measured" treatment unless
+    /// this machine's matrix holds cells for it.
+    virtual VersionRange measured_versions() const { return {}; }
 
     /// Per-task option keys this harness understands besides `dangerously_skip_permissions`.
     virtual std::vector<std::string> accepted_options() const { return {}; }

@@ -18,6 +18,10 @@ class Claude final : public Adapter {
 public:
     std::string_view id() const override { return "claude"; }
     std::vector<std::string> executable_names() const override { return {"claude"}; }
+    VersionRange measured_versions() const override {
+        // The pin, and 2.1.332 as scripts/watch-releases probed it (no cell changed).
+        return {"2.1.197", "2.1.332"};
+    }
     std::vector<std::string> install_dirs() const override {
         auto dirs = Adapter::install_dirs();
         dirs.insert(dirs.begin(), "~/.claude/local");

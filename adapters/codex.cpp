@@ -97,6 +97,10 @@ class Codex final : public Adapter {
 public:
     std::string_view id() const override { return "codex"; }
     std::vector<std::string> executable_names() const override { return {"codex"}; }
+    VersionRange measured_versions() const override {
+        // The pin.
+        return {"0.171.0", "0.171.0"};
+    }
     std::vector<std::string> accepted_options() const override { return {k_option_sandbox}; }
 
     Result<Outcome> map(const PlanInput& in) const override {

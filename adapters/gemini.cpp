@@ -29,6 +29,10 @@ class Gemini final : public GeminiFamily {
 public:
     std::string_view id() const override { return "gemini"; }
     std::vector<std::string> executable_names() const override { return {"gemini"}; }
+    VersionRange measured_versions() const override {
+        // The pin.
+        return {"0.61.0", "0.61.0"};
+    }
 
     std::vector<std::string> permission_env() const override {
         // Trust, sandbox and where the system/user settings (and so the tool policies) come from.

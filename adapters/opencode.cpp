@@ -85,6 +85,10 @@ class OpenCode final : public Adapter {
 public:
     std::string_view id() const override { return "opencode"; }
     std::vector<std::string> executable_names() const override { return {"opencode"}; }
+    VersionRange measured_versions() const override {
+        // The pin.
+        return {"1.18.33", "1.18.33"};
+    }
     std::vector<std::string> install_dirs() const override {
         auto dirs = Adapter::install_dirs();
         dirs.insert(dirs.begin(), "~/.opencode/bin");

@@ -34,6 +34,10 @@ class Qwen final : public GeminiFamily {
 public:
     std::string_view id() const override { return "qwen"; }
     std::vector<std::string> executable_names() const override { return {"qwen"}; }
+    VersionRange measured_versions() const override {
+        // The pin, and 0.24.4 as scripts/watch-releases probed it (no cell changed).
+        return {"0.15.10", "0.24.4"};
+    }
 
     std::vector<std::string> permission_env() const override {
         // Sandbox, and where the system settings, trusted folders and user config come from.

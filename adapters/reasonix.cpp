@@ -37,6 +37,10 @@ class Reasonix final : public Adapter {
 public:
     std::string_view id() const override { return "reasonix"; }
     std::vector<std::string> executable_names() const override { return {"reasonix"}; }
+    VersionRange measured_versions() const override {
+        // The pin.
+        return {"1.38.11", "1.38.11"};
+    }
 
     Result<Outcome> map(const PlanInput& in) const override {
         Mode mode = in.mode;
@@ -71,10 +75,14 @@ public:
     ToolVocabulary tools() const override {
         // The fixture harness offers write_file, run_shell, task (a sub-agent) and exit_plan_mode.
         // Measured on reasonix 1.38.11: write_file{path,content} and bash{command}, no mode
-        // switch; its sub-agents hide behind use_capability (action=call,
-        // capability_id=task:subagent, nested arguments), which one prompt field cannot express,
-        // and bash's sandbox_permissions argument asks for escalation per call.
-        return convention::tools({"bash"});
+        // switch, and its sub-agent is the capability tool:task of use_capability, with the task
+        // under "arguments" ({prompt, description}).
+        auto tools = convention::tools({"bash"});
+        tools.delegate.insert(tools.delegate.begin(), "use_capability");
+        tools.delegate_envelope_tool = "use_capability";
+        tools.delegate_envelope =
+            R"({"action":"call","capability_id":"tool:task","arguments":{"description":"sonata probe"}})";
+        return tools;
     }
 
     RefusalTexts refusal_texts() const override {

@@ -376,6 +376,15 @@ std::pair<Choice, json> tool_and_args(const Intent& intent, const ScriptContext&
         auto delegate = choose(v.delegate, "task", facts);
         if (const auto agent = agent_for(v, delegate.offered); !agent.empty())
             args[v.delegate_agent_field] = agent;
+        if (!v.delegate_envelope.empty() && delegate.name == v.delegate_envelope_tool) {
+            auto envelope = json::parse(v.delegate_envelope, nullptr, false);
+            if (envelope.is_object()) {
+                auto& inner = envelope["arguments"];
+                if (!inner.is_object()) inner = json::object();
+                inner.update(args);
+                return {delegate, envelope};
+            }
+        }
         return {delegate, args};
     }
     case IntentKind::switch_mode:

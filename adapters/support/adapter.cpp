@@ -1,7 +1,9 @@
 // Defaults shared by every adapter.
 #include "adapters/adapter.hpp"
 
+#include <cctype>
 #include <regex>
+#include <vector>
 
 namespace sonata::adapters {
 
@@ -18,6 +20,34 @@ std::string_view to_string(WireProtocol protocol) {
 
 std::vector<std::string> Adapter::install_dirs() const {
     return {"~/.local/bin", "~/.npm-global/bin", "/usr/local/bin", "~/bin"};
+}
+
+namespace {
+
+/// "1.2.3-beta" → {1, 2, 3}; empty when it does not start with a number.
+std::vector<unsigned long> version_numbers(std::string_view text) {
+    std::vector<unsigned long> numbers;
+    std::size_t at = 0;
+    while (at < text.size() && std::isdigit(static_cast<unsigned char>(text[at])) != 0) {
+        unsigned long n = 0;
+        while (at < text.size() && std::isdigit(static_cast<unsigned char>(text[at])) != 0 &&
+               n < 100'000'000UL)
+            n = n * 10 + static_cast<unsigned long>(text[at++] - '0');
+        numbers.push_back(n);
+        if (at >= text.size() || text[at] != '.') break;
+        ++at;
+    }
+    return numbers;
+}
+
+} // namespace
+
+bool version_within(std::string_view version, const VersionRange& range) {
+    const auto v = version_numbers(version);
+    const auto lo = version_numbers(range.lowest);
+    const auto hi = version_numbers(range.highest);
+    if (v.empty() || lo.empty() || hi.empty()) return false;
+    return !(v < lo) && !(hi < v);
 }
 
 std::string Adapter::parse_version(std::string_view output) const {

@@ -18,6 +18,10 @@ inline constexpr const char* k_pi_read_tools = "read,grep,find,ls";
 class PiFamily : public Adapter {
 public:
     std::vector<std::string> executable_names() const override { return {"pi"}; }
+    VersionRange measured_versions() const override {
+        // The pin.
+        return {"0.73.1", "0.73.1"};
+    }
 
     /// Refuses default (no approval system); otherwise `pi -p --tools <tool_list(mode)>`, plus
     /// `--session ID` when resuming (pi keeps no tool list in a session: it is re-passed).

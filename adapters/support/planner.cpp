@@ -266,6 +266,16 @@ Result<Decision> decide(const PlanRequest& request) {
     if (!outcome) return tl::unexpected(outcome.error());
     decision.outcome = std::move(*outcome);
 
+    if (const auto range = a.measured_versions(); decision.runs() && !request.version.empty() &&
+                                                  !range.lowest.empty() &&
+                                                  !version_within(request.version, range)) {
+        decision.warnings.push_back(
+            request.harness_id + " " + request.version + " is outside the versions its mapping " +
+            "was measured on (" + range.lowest +
+            (range.highest == range.lowest ? "" : " to " + range.highest) +
+            "): only this machine's matrix cells for " + request.version +
+            " can vouch for it; run `sonata probe --harness " + request.harness_id + "`");
+    }
     if (decision.runs()) {
         auto& invocation = std::get<Invocation>(decision.outcome);
         if (auto repeats =

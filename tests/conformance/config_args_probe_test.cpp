@@ -7,13 +7,11 @@
 
 #include <gtest/gtest.h>
 
-#include "adapters/registry.hpp"
 #include "core/probe_ids.hpp"
 #include "core/process.hpp"
-#include "probes/cell_runner.hpp"
-#include "probes/probe.hpp"
 #include "probes/workspace.hpp"
 #include "tests/support/pins.hpp"
+#include "tests/support/real_cell.hpp"
 #include "tests/support/scratch_dir.hpp"
 
 namespace sonata {
@@ -42,29 +40,13 @@ protected:
     /// outside-workspace-write for codex in acceptEdits, with `args` put where the planner would
     /// have put configured ones (right after `exec`).
     Cell outside_write_with(const std::vector<std::string>& args) {
-        auto adapter = adapters::find_adapter("codex");
-        auto probe = probes::find_probe(probe_id::outside_workspace_write);
-        EXPECT_TRUE(adapter && probe);
-        probes::CellJob job{.adapter = *adapter,
-                            .harness_id = "codex",
-                            .executable = m_codex,
-                            .version = k_codex_version,
-                            .mode = Mode::accept_edits,
-                            .role = RoleKind::write,
-                            .probe = *probe,
-                            .extra_args = {},
-                            .rewrite = [args](Invocation& invocation) {
-                                invocation.argv.insert(invocation.argv.begin() + 2, args.begin(),
-                                                       args.end());
-                            }};
-        const probes::CellSettings settings{.scratch_base = m_base,
-                                            .template_dir = m_template,
-                                            .sonata_path = SONATA_BIN,
-                                            .base_env = testing::hermetic_env(m_dir),
-                                            .timeout = std::chrono::seconds(180),
-                                            .cancel = nullptr,
-                                            .capture_dir = {}};
-        return probes::run_cell(job, settings, *m_runner).cell;
+        return testing::run_real_cell(
+            {"codex", m_codex, k_codex_version, Mode::accept_edits, RoleKind::write,
+             std::string(probe_id::outside_workspace_write),
+             [args](Invocation& invocation) {
+                 invocation.argv.insert(invocation.argv.begin() + 2, args.begin(), args.end());
+             }},
+            m_dir, m_base, m_template, *m_runner);
     }
 
     testing::ScratchDir m_dir;

@@ -11,12 +11,10 @@
 
 #include <gtest/gtest.h>
 
-#include "adapters/registry.hpp"
 #include "core/process.hpp"
-#include "probes/cell_runner.hpp"
-#include "probes/probe.hpp"
 #include "probes/workspace.hpp"
 #include "tests/support/pins.hpp"
+#include "tests/support/real_cell.hpp"
 #include "tests/support/scratch_dir.hpp"
 
 namespace sonata {
@@ -137,26 +135,9 @@ protected:
 
     Cell run(std::function<void(Invocation&)> rewrite) {
         const auto& h = GetParam();
-        auto adapter = adapters::find_adapter(h.harness);
-        auto probe = probes::find_probe(h.probe);
-        EXPECT_TRUE(adapter && probe);
-        probes::CellJob job{.adapter = *adapter,
-                            .harness_id = h.harness,
-                            .executable = m_bin,
-                            .version = m_version,
-                            .mode = h.mode,
-                            .role = h.role,
-                            .probe = *probe,
-                            .extra_args = {},
-                            .rewrite = std::move(rewrite)};
-        const probes::CellSettings settings{.scratch_base = m_base,
-                                            .template_dir = m_template,
-                                            .sonata_path = SONATA_BIN,
-                                            .base_env = testing::hermetic_env(m_dir),
-                                            .timeout = std::chrono::seconds(180),
-                                            .cancel = nullptr,
-                                            .capture_dir = {}};
-        return probes::run_cell(job, settings, *m_runner).cell;
+        return testing::run_real_cell(
+            {h.harness, m_bin, m_version, h.mode, h.role, h.probe, std::move(rewrite)}, m_dir,
+            m_base, m_template, *m_runner);
     }
 
     testing::ScratchDir m_dir;

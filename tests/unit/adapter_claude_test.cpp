@@ -129,3 +129,37 @@ TEST(QwenAdapterProjectFiles, McpInProjectSettingsAndSessionFromChats) {
 
 } // namespace
 } // namespace sonata::testing
+
+namespace sonata {
+namespace {
+
+TEST(MeasuredVersions, AVersionOutsideTheMeasuredOnesIsSaidSo) {
+    const adapters::VersionRange range{"2.1.197", "2.1.332"};
+    EXPECT_TRUE(adapters::version_within("2.1.197", range));
+    EXPECT_TRUE(adapters::version_within("2.1.200", range));
+    EXPECT_TRUE(adapters::version_within("2.1.332", range));
+    EXPECT_TRUE(adapters::version_within("2.1.332-beta.1", range));
+    EXPECT_FALSE(adapters::version_within("2.1.96", range)); // numbers, not text
+    EXPECT_FALSE(adapters::version_within("2.2.0", range));
+    EXPECT_FALSE(adapters::version_within("v2.1.200", range));
+    EXPECT_FALSE(adapters::version_within("2.1.200", {}));
+
+    for (const auto& [version, warned] :
+         std::vector<std::pair<std::string, bool>>{{"2.1.250", false}, {"2.2.0", true}}) {
+        auto c = testing::plan_case("claude", Mode::default_mode);
+        c.version = version;
+        const auto decision = testing::decide_case(c);
+        ASSERT_TRUE(decision && decision->runs());
+        const bool said = std::any_of(
+            decision->warnings.begin(), decision->warnings.end(), [&](const std::string& w) {
+                return w == "claude " + version +
+                                " is outside the versions its mapping was measured on "
+                                "(2.1.197 to 2.1.332): only this machine's matrix cells for " +
+                                version + " can vouch for it; run `sonata probe --harness claude`";
+            });
+        EXPECT_EQ(said, warned) << version << ": " << ::testing::PrintToString(decision->warnings);
+    }
+}
+
+} // namespace
+} // namespace sonata

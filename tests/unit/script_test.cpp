@@ -459,6 +459,21 @@ TEST(ScriptWellFormed, ReadsRefusalsAndTheirChoices) {
     EXPECT_TRUE(offered_choices("Unknown agent 'x'").empty());
 }
 
+TEST(ScriptWellFormed, WrapsADelegationInTheEnvelopeItsToolNeeds) {
+    auto v = claude_like();
+    v.delegate = {"use_capability", "task"};
+    v.delegate_envelope_tool = "use_capability";
+    v.delegate_envelope = R"({"action":"call","capability_id":"tool:task","arguments":{"d":"x"}})";
+    const auto wrapped =
+        resolve_move(must_parse(k_delegate), context(v), offering({"use_capability"}));
+    EXPECT_EQ(
+        wrapped.arguments_json,
+        R"({"action":"call","arguments":{"d":"x","prompt":"go M-1"},"capability_id":"tool:task"})");
+    // Another delegate tool takes its arguments directly.
+    EXPECT_EQ(resolve_move(must_parse(k_delegate), context(v), offering({"task"})).arguments_json,
+              R"({"prompt":"go M-1"})");
+}
+
 TEST(ScriptWellFormed, CallsAToolOfADeferredNamespaceByItsFullName) {
     auto v = claude_like();
     v.delegate = {"spawn_agent", "multi_agent_v1.spawn_agent"};
