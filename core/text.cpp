@@ -2,6 +2,7 @@
 #include "core/text.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <numeric>
 
 namespace sonata {
@@ -39,6 +40,13 @@ std::optional<std::string> closest_match(std::string_view word,
     const std::size_t limit = std::max<std::size_t>(2, word.size() / 3);
     if (best && best_distance <= limit) return best;
     return std::nullopt;
+}
+
+std::string ascii_lower(std::string_view text) {
+    std::string out(text);
+    std::transform(out.begin(), out.end(), out.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return out;
 }
 
 std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {

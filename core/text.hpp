@@ -18,6 +18,9 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
 
 std::string join(const std::vector<std::string>& parts, std::string_view separator);
 
+/// `text` with its ASCII letters lower-cased (other bytes, UTF-8 included, unchanged).
+std::string ascii_lower(std::string_view text);
+
 /// True when `name` is non-empty and made only of [a-z0-9-], not starting or ending with '-'.
 bool is_kebab_name(std::string_view name);
 

@@ -216,8 +216,7 @@ Outcome Router::answer_and_render(const Protocol& protocol, const ParsedRequest&
     return outcome;
 }
 
-void Router::await_subagents(const Move& move, const ConversationFacts& facts,
-                             const std::vector<ToolResultRecord>& results) const {
+void Router::await_subagents(const Move& move, const ConversationFacts& facts) const {
     std::unique_lock lock(m_mutex);
     if (!move.track.empty()) {
         m_tracks_started.insert(move.track);
@@ -231,15 +230,10 @@ void Router::await_subagents(const Move& move, const ConversationFacts& facts,
     std::set<std::string> delegated;
     for (std::size_t i = 0; i < facts.tool_calls.size(); ++i) {
         const auto& call = facts.tool_calls[i];
-        const ToolResultRecord* result = nullptr;
-        for (const auto& r : results) {
-            if (!call.call_id.empty() && r.call_id == call.call_id) result = &r;
-        }
-        if (result == nullptr && i < results.size()) result = &results[i];
+        const auto* result = result_of(facts, i);
         const bool refused =
-            result != nullptr &&
-            (result->is_error.value_or(false) || refused_for_arguments(result->text, {}) ||
-             refused_for_permission(result->text, m_context.refusals));
+            result != nullptr && (result->is_error || refused_for_arguments(result->text, {}) ||
+                                  refused_for_permission(result->text, m_context.refusals));
         for (const auto& [marker, track] : m_script.subagents) {
             if (!refused && call.arguments_json.find(marker) != std::string::npos)
                 delegated.insert(marker);
@@ -270,16 +264,14 @@ Answer Router::answer(const ParsedRequest& parsed, RequestRecord& record) const 
         result.track = record.track;
         record.tool_results.push_back(std::move(result));
     }
+    // The conversation with the tool results it holds, for the move and the sub-agent wait.
+    ConversationFacts facts = parsed.facts;
+    for (const auto& result : parsed.results)
+        facts.tool_results.push_back(
+            {result.call_id, result.text, result.is_error.value_or(false)});
     Answer out;
     switch (parsed.kind) {
-    case RequestKind::turn: {
-        ConversationFacts facts = parsed.facts;
-        for (const auto& result : parsed.results)
-            facts.tool_results.push_back(
-                {result.call_id, result.text, result.is_error.value_or(false)});
-        out.move = resolve_move(m_script, m_context, facts);
-        break;
-    }
+    case RequestKind::turn: out.move = resolve_move(m_script, m_context, facts); break;
     case RequestKind::side: out.move = text_move(std::string(k_side_text)); break;
     case RequestKind::classifier:
         out.move = text_move(std::string(k_classifier_text));
@@ -290,7 +282,7 @@ Answer Router::answer(const ParsedRequest& parsed, RequestRecord& record) const 
                                  .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
         break;
     }
-    if (parsed.kind == RequestKind::turn) await_subagents(out.move, parsed.facts, parsed.results);
+    if (parsed.kind == RequestKind::turn) await_subagents(out.move, facts);
     record.step = out.move.step;
     if (out.move.kind == MoveKind::tool_call) {
         record.tool_calls.push_back(

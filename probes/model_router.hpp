@@ -54,8 +54,7 @@ private:
     Answer answer(const ParsedRequest& parsed, RequestRecord& record) const;
     /// Notes a sub-agent's progress; holds the main conversation's final answer while a started
     /// sub-agent has not finished (at most k_subagent_wait, and never once released).
-    void await_subagents(const Move& move, const ConversationFacts& facts,
-                         const std::vector<ToolResultRecord>& results) const;
+    void await_subagents(const Move& move, const ConversationFacts& facts) const;
     std::optional<Fault> take_fault();
     void keep(RequestRecord record);
 

@@ -3,8 +3,9 @@
 #include "probes/schema_sample.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <string>
+
+#include "core/text.hpp"
 
 namespace sonata::probes {
 namespace {
@@ -13,20 +14,14 @@ using nlohmann::json;
 
 constexpr int k_max_depth = 12;
 
-std::string lower(std::string text) {
-    std::transform(text.begin(), text.end(), text.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return text;
-}
-
 // The schema's type, lower-case; a list of types gives its first non-null member.
 std::string type_of(const json& schema) {
     const auto it = schema.find("type");
-    if (it != schema.end() && it->is_string()) return lower(it->get<std::string>());
+    if (it != schema.end() && it->is_string()) return ascii_lower(it->get<std::string>());
     if (it != schema.end() && it->is_array()) {
         for (const auto& t : *it) {
-            if (t.is_string() && lower(t.get<std::string>()) != "null")
-                return lower(t.get<std::string>());
+            if (t.is_string() && ascii_lower(t.get<std::string>()) != "null")
+                return ascii_lower(t.get<std::string>());
         }
     }
     if (schema.contains("properties")) return "object";

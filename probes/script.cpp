@@ -397,13 +397,6 @@ std::pair<Choice, json> tool_and_args(const Intent& intent, const ScriptContext&
     return {Choice{intent.tool, find_offered(facts, intent.tool)}, args};
 }
 
-std::string lower(std::string_view text) {
-    std::string out(text);
-    for (auto& c : out)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
-
 /// Whether `pattern` (lower case; `*` stands for any run of characters within one line) occurs in
 /// `lowered`.
 bool line_matches(std::string_view lowered, std::string_view pattern) {
@@ -427,12 +420,12 @@ bool line_matches(std::string_view lowered, std::string_view pattern) {
 
 bool contains_any(const std::string& lowered, const std::vector<std::string>& needles) {
     return std::any_of(needles.begin(), needles.end(), [&](const std::string& needle) {
-        return !needle.empty() && line_matches(lowered, lower(needle));
+        return !needle.empty() && line_matches(lowered, ascii_lower(needle));
     });
 }
 
-/// The result that answers call `index`: the one with its id, else (a protocol without ids) the
-/// result at the same position. Null when none came back.
+} // namespace
+
 const PastToolResult* result_of(const ConversationFacts& facts, std::size_t index) {
     const auto& id = facts.tool_calls[index].call_id;
     if (!id.empty()) {
@@ -442,6 +435,8 @@ const PastToolResult* result_of(const ConversationFacts& facts, std::size_t inde
     }
     return index < facts.tool_results.size() ? &facts.tool_results[index] : nullptr;
 }
+
+namespace {
 
 /// Whether call `index` retried the call before it: its id says so, or (a harness that drops
 /// call ids) it calls the same tool right after a refusal for arguments that was not a retry.
@@ -615,13 +610,13 @@ bool refused_for_arguments(std::string_view result_text, const adapters::Refusal
         "invalid params",       "must have required property",
         "missing required",     "is a required property",
         "required parameter",   "schema validation"};
-    const auto text = lower(result_text);
+    const auto text = ascii_lower(result_text);
     if (contains_any(text, refusals.not_permitted)) return false;
     return contains_any(text, refusals.bad_arguments) || contains_any(text, shared);
 }
 
 bool refused_for_permission(std::string_view result_text, const adapters::RefusalTexts& refusals) {
-    return contains_any(lower(result_text), refusals.not_permitted);
+    return contains_any(ascii_lower(result_text), refusals.not_permitted);
 }
 
 std::vector<std::string> offered_choices(std::string_view result_text) {
@@ -632,7 +627,7 @@ std::vector<std::string> offered_choices(std::string_view result_text) {
         "is",      "one",     "of",       "the",       "following", "values",   "value",
         "or",      "and",     "be",       "valid",     "available", "expected", "must",
         "options", "choices", "names",    "name",      "include",   "s"};
-    const auto text = lower(result_text);
+    const auto text = ascii_lower(result_text);
     std::size_t from = std::string::npos;
     for (const auto& opener : openers) {
         const auto at = text.find(opener);
@@ -648,7 +643,7 @@ std::vector<std::string> offered_choices(std::string_view result_text) {
     const auto flush = [&] {
         while (!word.empty() && (word.back() == '.' || word.back() == '-' || word.back() == ':'))
             word.pop_back();
-        const auto key = lower(word);
+        const auto key = ascii_lower(word);
         const bool name = !word.empty() && std::isalpha(static_cast<unsigned char>(word[0])) != 0;
         if (name && std::find(filler.begin(), filler.end(), key) == filler.end() &&
             std::find(choices.begin(), choices.end(), word) == choices.end()) {

@@ -124,6 +124,10 @@ struct ScriptContext {
     adapters::RefusalTexts refusals = {};
 };
 
+/// The result that answers past call `index` of `facts`: the one with its id, else (a protocol
+/// without ids) the result at the same position. Null when none came back.
+const PastToolResult* result_of(const ConversationFacts& facts, std::size_t index);
+
 /// Whether a tool result says the call was refused for its arguments (an unknown sub-agent, a
 /// schema violation, a missing field) rather than for permissions: the harness's own texts, then
 /// the JSON-schema validators' wording every harness shares. A permission text wins over both.

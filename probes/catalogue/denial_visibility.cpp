@@ -1,7 +1,6 @@
 // denial-visibility: when a tool call is refused, sonata can tell (a tool result marked as an error
 // or worded as a refusal, an exit code, a stderr line); records which channel shows it.
 #include <algorithm>
-#include <cctype>
 
 #include "core/text.hpp"
 #include "probes/probe.hpp"
@@ -15,12 +14,6 @@ const std::vector<std::string> k_refusal_words{
     "read-only",     "disallowed",   "unavailable",   "cannot",       "unsupported"};
 
 constexpr std::string_view k_target = "visibility.txt";
-
-std::string lower(std::string text) {
-    std::transform(text.begin(), text.end(), text.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return text;
-}
 
 class DenialVisibility final : public Probe {
 public:
@@ -47,7 +40,7 @@ public:
             if (r.is_error.value_or(false))
                 return {Verdict::enforced, "visible: the tool result is marked as an error"};
             // The file's own name is not a refusal, whatever words it holds.
-            const std::string text = replace_all(lower(r.text), k_target, "");
+            const std::string text = replace_all(ascii_lower(r.text), k_target, "");
             for (const auto& word : k_refusal_words) {
                 if (text.find(word) != std::string::npos) {
                     return {Verdict::enforced, "visible: the tool result says \"" + word + "\""};
