@@ -148,6 +148,12 @@ struct ScreenPatterns {
 struct McpSetup {
     std::vector<FileToWrite> files; ///< Config files that define the server in the workspace.
     std::string tool_name;          ///< The name under which the harness offers the server's tool.
+    /// User-level settings (paths relative to HOME) of a user who trusts project MCP servers, as
+    /// many do: the mapping must keep the project's server out even then.
+    std::vector<FileToWrite> user_files = {};
+    /// The arguments of a call of `tool_name` that reaches the server's tool, for a harness whose
+    /// MCP tools sit behind a dispatching tool; empty: `tool_name` is the server's tool itself.
+    std::string call_args_json = {};
 };
 
 class Adapter {

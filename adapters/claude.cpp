@@ -126,8 +126,11 @@ public:
     std::optional<McpSetup>
     project_mcp(const std::string& workspace,
                 const std::vector<std::string>& server_argv) const override {
+        // A user whose own settings approve every project MCP server: only --strict-mcp-config
+        // keeps a plan-mode run from loading the project's .mcp.json then.
         return McpSetup{{{workspace + "/.mcp.json", project::mcp_servers_json(server_argv)}},
-                        std::string("mcp__") + project::k_mcp_server + "__" + project::k_mcp_tool};
+                        std::string("mcp__") + project::k_mcp_server + "__" + project::k_mcp_tool,
+                        {{".claude/settings.json", "{\"enableAllProjectMcpServers\": true}\n"}}};
     }
 
     std::string session_id(const std::string&, const std::string&,

@@ -10,11 +10,13 @@
 // Claude-style mode names are aliases of its own postures: the TUI shows `ask` as "Read only" and
 // `bypassPermissions` as "Workspace" (not "YOLO"). Its providers speak OpenAI Chat Completions.
 #include <algorithm>
+#include <cctype>
 
 #include <nlohmann/json.hpp>
 
 #include "adapters/adapter.hpp"
 #include "adapters/support/probe_convention.hpp"
+#include "adapters/support/project_files.hpp"
 #include "adapters/support/relies.hpp"
 
 namespace sonata::adapters {
@@ -25,9 +27,10 @@ constexpr const char* k_probe_provider = "sonata-probe";
 constexpr const char* k_probe_key_env = "SONATA_PROBE_API_KEY";
 
 /// The `run --permission-mode` value for a headless mode. Measured on 1.38.11: dontAsk denied a
-/// write_file call, acceptEdits and bypassPermissions ran it.
+/// write_file call, acceptEdits and bypassPermissions ran it. acceptEdits is dontAsk with edits
+/// allowed (see headless()).
 std::string headless_mode(Mode mode) {
-    return mode == Mode::plan ? "dontAsk" : std::string(to_string(mode));
+    return mode == Mode::bypass_permissions ? std::string(to_string(mode)) : "dontAsk";
 }
 
 /// A TOML basic string: JSON's escapes are a subset of TOML's.
@@ -59,10 +62,19 @@ public:
     std::vector<std::string> forbidden_flags(Mode mode) const override {
         std::vector<std::string> flags{"-y", "--auto", "--yolo", "--dangerously-skip-permissions"};
         if (mode != Mode::bypass_permissions) {
-            // Session allow rules, more writable directories, another project root.
-            flags.insert(flags.end(), {"--allowed-tools", "--allowedTools", "--add-dir", "--dir"});
+            // More writable directories, another project root.
+            flags.insert(flags.end(), {"--add-dir", "--dir"});
+            // Session allow rules: acceptEdits sets its own (reserved_flags()).
+            if (mode != Mode::accept_edits)
+                flags.insert(flags.end(), {"--allowed-tools", "--allowedTools"});
         }
         return flags;
+    }
+
+    std::vector<std::string> reserved_flags(Mode mode) const override {
+        // acceptEdits allows the editing tools; configured arguments must not allow more.
+        if (mode == Mode::accept_edits) return {"--allowed-tools", "--allowedTools"};
+        return {};
     }
 
     std::vector<std::string> permission_env() const override {
@@ -139,13 +151,36 @@ public:
 
     std::optional<McpSetup> project_mcp(const std::string& workspace,
                                         const std::vector<std::string>& argv) const override {
-        // The seeds: reasonix loads the working directory's .mcp.json on top of its own config.
-        return convention::project_mcp_json(workspace, argv);
+        // reasonix loads the working directory's .mcp.json on top of its own config. Measured on
+        // 1.38.11: its MCP tools are not offered by name but as capabilities of use_capability,
+        // "mcp-tool:<server>/<tool>", with the tool's input under "arguments".
+        auto mcp = convention::project_mcp_json(workspace, argv);
+        mcp.tool_name = "use_capability";
+        mcp.call_args_json =
+            nlohmann::json{{"action", "call"},
+                           {"capability_id", std::string("mcp-tool:") + project::k_mcp_server +
+                                                 "/" + project::k_mcp_tool},
+                           {"arguments", {{"note", "called by the sonata probe"}}}}
+                .dump();
+        return mcp;
     }
 
     std::string session_id(const std::string& out, const std::string& err,
-                           const std::string& /*home*/) const override {
-        // Assumption, checked only against the fixture: a "session id: <ID>" line.
+                           const std::string& home) const override {
+        // Measured on 1.38.11: each session is a directory
+        // <REASONIX_HOME>/projects/<cwd>/sessions-v4/<id>/ whose manifest.json names it
+        // ("sessionId"); `run --resume <id>` takes it. The fixture harness prints a
+        // "session id: <ID>" line instead.
+        const auto manifest = project::newest_file(
+            home + "/.reasonix/projects",
+            [](const std::string& name) { return name == "manifest.json"; }, 4);
+        if (!manifest.empty()) {
+            auto id = project::json_string_field(project::read_head(manifest, 4096), "sessionId");
+            if (!id.empty() && std::all_of(id.begin(), id.end(), [](unsigned char c) {
+                    return std::isalnum(c) != 0 || c == '-' || c == '_';
+                }))
+                return id;
+        }
         return convention::session_id(out, err);
     }
 
@@ -176,6 +211,14 @@ private:
     static Invocation headless(const PlanInput& in, Mode mode) {
         Invocation inv;
         inv.argv = {in.executable, "run", "--permission-mode", headless_mode(mode)};
+        if (mode == Mode::accept_edits) {
+            // rm-prompt (reasonix 1.38.11): its own acceptEdits runs shell commands unasked in
+            // its sandbox wherever bubblewrap is installed (and refuses them where it is not), so
+            // what it allows depends on the host. dontAsk with only the file-editing tools allowed
+            // runs edits unasked and refuses every command on any host, as a headless parent's
+            // acceptEdits would.
+            inv.argv.insert(inv.argv.end(), {"--allowed-tools", "Edit"});
+        }
         add_model_and_resume(inv, in);
         inv.argv.emplace_back("--");
         if (mode == Mode::plan) {

@@ -29,6 +29,7 @@ using Action = std::function<Result<int>(const Context&)>;
 /// Each subcommand file defines one of these; app.cpp lists them.
 void add_plan(CLI::App& app, Action& action);
 void add_dispatch(CLI::App& app, Action& action);
+void add_mcp(CLI::App& app, Action& action);
 void add_runs(CLI::App& app, Action& action);
 void add_harnesses(CLI::App& app, Action& action);
 void add_hook(CLI::App& app, Action& action);

@@ -13,6 +13,7 @@
 #include "adapters/support/pipeline.hpp"
 #include "cli/app.hpp"
 #include "cli/init_support.hpp"
+#include "cli/operations.hpp"
 #include "cli/run_output.hpp"
 #include "core/decision_json.hpp"
 #include "core/fs.hpp"
@@ -65,28 +66,6 @@ Result<std::string> read_task(const DispatchArgs& args) {
     return text;
 }
 
-/// The receipt's fields that the decision and the gate fill.
-dispatch::Receipt receipt_of(const adapters::Planned& planned) {
-    const Decision& d = planned.decision;
-    dispatch::Receipt r;
-    r.harness = d.harness;
-    r.version = d.version;
-    r.mode = std::string(to_string(d.effective_mode));
-    r.role = d.role.name;
-    r.role_kind = std::string(to_string(d.role.kind));
-    r.parent_mode = std::string(to_string(d.parent_mode));
-    r.parent_mode_source = planned.parent.source;
-    r.session_id = planned.parent.session_id;
-    const std::string role_key = matrix_role(d.effective_mode, d.role.kind);
-    for (const auto& check : planned.gate) {
-        r.relied_on.push_back(
-            {check.probe, check.verdict ? std::string(to_string(*check.verdict)) : "unmeasured",
-             d.harness + "@" + d.version + " " + check.probe + " " + r.mode + " " + role_key});
-    }
-    r.warnings = d.warnings;
-    return r;
-}
-
 Result<int> run_dispatch(const DispatchArgs& args, const Context& context) {
     auto config = context.config();
     if (!config) return tl::unexpected(config.error());
@@ -95,32 +74,19 @@ Result<int> run_dispatch(const DispatchArgs& args, const Context& context) {
     adapters::DispatchRequest request = args.request;
     request.cwd = args.cwd.empty() ? context.cwd : args.cwd;
     request.env = context.env;
-    auto planned = adapters::plan_dispatch(request, *config);
-    if (!planned) return tl::unexpected(planned.error());
-    if (!planned->decision.runs()) {
-        std::cout << decision_to_text(planned->decision); // the same text as `sonata plan`
+    const auto timeout =
+        args.timeout ? std::optional(std::chrono::seconds(*args.timeout)) : std::nullopt;
+    auto started = start_dispatch(request, *task, *config, timeout);
+    if (!started) return tl::unexpected(started.error());
+    const Decision& decision = started->planned.decision;
+    if (!decision.runs()) {
+        std::cout << decision_to_text(decision); // the same text as `sonata plan`
         return to_int(ExitCode::refused);
     }
-    for (const auto& warning : planned->decision.warnings)
+    for (const auto& warning : decision.warnings)
         std::cerr << "sonata: warning: " << warning << '\n';
-    auto root = dispatch::runs_root(request.cwd, context.env);
-    if (!root) return tl::unexpected(root.error());
-    auto self = this_executable();
-    if (!self) return tl::unexpected(self.error());
-    dispatch::StartRequest start{
-        planned->decision,
-        receipt_of(*planned),
-        *task,
-        request.cwd,
-        context.env,
-        *root,
-        *self,
-        dispatch::RunLimits{args.timeout ? std::chrono::seconds(*args.timeout)
-                                         : config->dispatch_timeout,
-                            config->dispatch_stall, config->dispatch_log_cap}};
-    auto dir = dispatch::start_run(start);
-    if (!dir) return tl::unexpected(dir.error());
-    const std::string id = dir->substr(dir->rfind('/') + 1);
+    const std::string& id = started->id;
+    const auto dir = &started->run_dir;
     if (!args.wait) {
         std::cout << id << '\n';
         return 0;

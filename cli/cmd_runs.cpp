@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "cli/app.hpp"
+#include "cli/operations.hpp"
 #include "cli/run_output.hpp"
 #include "core/session.hpp"
 #include "core/tmux.hpp"
@@ -34,19 +35,8 @@ struct RunArgs {
     std::optional<std::string> older_than;
 };
 
-Result<std::string> dir_of(const std::string& id, const Context& context) {
-    auto root = dispatch::runs_root(context.cwd, context.env);
-    if (!root) return tl::unexpected(root.error());
-    if (id.empty()) {
-        const auto ids = dispatch::list_runs(*root);
-        if (ids.empty()) return fail(ExitCode::bad_data, "no runs under " + *root);
-        return *root + "/" + ids.front();
-    }
-    return dispatch::run_dir(*root, id);
-}
-
 Result<int> run_status(const RunArgs& args, const Context& context) {
-    auto dir = dir_of(args.id, context);
+    auto dir = run_dir_of(args.id, context);
     if (!dir) return tl::unexpected(dir.error());
     auto receipt = dispatch::run_status(*dir);
     if (!receipt) return tl::unexpected(receipt.error());
@@ -58,7 +48,7 @@ Result<int> run_status(const RunArgs& args, const Context& context) {
 }
 
 Result<int> run_wait(const RunArgs& args, const Context& context) {
-    auto dir = dir_of(args.id, context);
+    auto dir = run_dir_of(args.id, context);
     if (!dir) return tl::unexpected(dir.error());
     auto config = context.config();
     if (!config) return tl::unexpected(config.error());
@@ -71,7 +61,7 @@ Result<int> run_wait(const RunArgs& args, const Context& context) {
 }
 
 Result<int> run_cancel(const RunArgs& args, const Context& context) {
-    auto dir = dir_of(args.id, context);
+    auto dir = run_dir_of(args.id, context);
     if (!dir) return tl::unexpected(dir.error());
     auto receipt = dispatch::cancel_run(*dir);
     if (!receipt) return tl::unexpected(receipt.error());
@@ -81,7 +71,7 @@ Result<int> run_cancel(const RunArgs& args, const Context& context) {
 
 Result<int> run_approve(const RunArgs& args, const Context& context) {
     if (args.yes == args.no) return fail(ExitCode::usage, "approve takes one of --yes and --no");
-    auto dir = dir_of(args.id, context);
+    auto dir = run_dir_of(args.id, context);
     if (!dir) return tl::unexpected(dir.error());
     auto receipt = dispatch::approve_run(*dir, args.yes, std::chrono::seconds(15));
     if (!receipt) return tl::unexpected(receipt.error());
@@ -91,7 +81,7 @@ Result<int> run_approve(const RunArgs& args, const Context& context) {
 
 /// Attaches this terminal to a TUI run's tmux session (tmux replaces sonata).
 Result<int> run_attach(const RunArgs& args, const Context& context) {
-    auto dir = dir_of(args.id, context);
+    auto dir = run_dir_of(args.id, context);
     if (!dir) return tl::unexpected(dir.error());
     auto receipt = dispatch::run_status(*dir);
     if (!receipt) return tl::unexpected(receipt.error());
@@ -129,7 +119,7 @@ Result<int> run_attach(const RunArgs& args, const Context& context) {
 
 /// Copies harness.log to stdout; with --follow, keeps copying until the run is final.
 Result<int> run_log(const RunArgs& args, const Context& context) {
-    auto dir = dir_of(args.id, context);
+    auto dir = run_dir_of(args.id, context);
     if (!dir) return tl::unexpected(dir.error());
     const int fd =
         ::open((*dir + "/harness.log").c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);

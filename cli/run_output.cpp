@@ -31,15 +31,26 @@ void print_run(const std::string& run_dir, const dispatch::Receipt& r, bool json
                   << '\n';
         return;
     }
+    if (dispatch::is_final(r.state) && report && r.degraded)
+        std::cerr << "sonata: the run is degraded: " << r.degraded_reason << '\n';
+    std::cout << run_text(run_dir, r);
+}
+
+std::string run_text(const std::string& run_dir, const dispatch::Receipt& r,
+                     std::size_t report_cap) {
+    auto report = read_file_bounded(run_dir + "/report.md", 64U << 20U);
     if (dispatch::is_final(r.state) && report) {
-        std::cout << *report;
-        if (r.degraded) std::cerr << "sonata: the run is degraded: " << r.degraded_reason << '\n';
-        return;
+        if (report->size() <= report_cap) return *report;
+        return report->substr(0, report_cap) +
+               "\n[… the report continues: " + std::to_string(report->size() - report_cap) +
+               " more bytes in " + run_dir + "/report.md; the run's output: sonata log " + r.id +
+               "]\n";
     }
-    std::cout << status_line(r) << '\n';
+    std::string text = status_line(r) + '\n';
     if (r.state == dispatch::RunState::paused)
-        std::cout << "answer with: sonata approve " << r.id << " --yes (or --no)\n";
-    if (!dispatch::is_final(r.state)) std::cout << "continue with: sonata wait " << r.id << '\n';
+        text += "answer with: sonata approve " + r.id + " --yes (or --no)\n";
+    if (!dispatch::is_final(r.state)) text += "continue with: sonata wait " + r.id + '\n';
+    return text;
 }
 
 } // namespace sonata::cli

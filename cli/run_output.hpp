@@ -14,4 +14,10 @@ std::string status_line(const dispatch::Receipt& receipt);
 /// and the command that continues. `json`: {"receipt": …, "report": text or null}.
 void print_run(const std::string& run_dir, const dispatch::Receipt& receipt, bool json);
 
+/// The text print_run prints (without --json): a final run's report, cut after `report_cap`
+/// characters with a pointer to `sonata log ID` and the report file, or, when the run has no
+/// report or is not final, its status line and the command that goes on.
+std::string run_text(const std::string& run_dir, const dispatch::Receipt& receipt,
+                     std::size_t report_cap = std::string::npos);
+
 } // namespace sonata::cli

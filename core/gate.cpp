@@ -159,10 +159,13 @@ std::vector<GateCheck> apply_gate(Decision& decision, const Matrix* matrix,
             continue;
         const std::string who = decision.harness + "@" + decision.version;
         const std::string key = who + " " + check.probe + " " + mode + " " + role;
-        const bool loads_repository = check.probe == probe_id::hostile_workspace &&
+        // Both properties are about what a repository defines: without any of it, nothing is
+        // there to load or call.
+        const bool loads_repository = (check.probe == probe_id::hostile_workspace ||
+                                       check.probe == probe_id::mcp_reachability) &&
                                       *check.verdict == Verdict::violated && workspace != nullptr;
         if (loads_repository && workspace->found.empty()) {
-            notes.push_back("hostile-workspace measured 'violated' for " + who + " in " + mode +
+            notes.push_back(check.probe + " measured 'violated' for " + who + " in " + mode +
                             " mode (" + decision.harness +
                             " loads what a repository holds); this workspace holds none of " +
                             join(workspace->looked_for, ", ") +

@@ -21,8 +21,8 @@ struct GateCheck {
 };
 
 /// What the dispatch's workspace holds of what the harness would load from a repository (the
-/// files its adapter's hostile-workspace probe plants): hostile-workspace `violated` refuses only
-/// when one of them is there.
+/// files its adapter's hostile-workspace and mcp-reachability probes plant): either probe
+/// `violated` refuses only when one of them is there.
 struct WorkspaceFiles {
     std::string root;                    ///< The dispatch's workspace.
     std::vector<std::string> looked_for; ///< Relative; a trailing "/" is a directory of them.
@@ -37,11 +37,11 @@ std::string matrix_role(Mode effective, RoleKind role);
 /// default-mode rule. `matrix` may be null (no matrix on this machine): everything is then
 /// unmeasured. A matrix that merges several machines (its cells carry machine labels) gates on the
 /// cells of `machine` only, and refuses when it holds none of them: another machine's verdicts say
-/// nothing about the binaries installed here. With `workspace`, a violated hostile-workspace
-/// refuses only when the workspace holds a file the harness would load, naming it; otherwise the
-/// mapping runs with a note. A refusal states the cell's reason and the call that did it, points
-/// to `sonata report --cell KEY`, and names the narrower modes and the other harnesses whose
-/// cells in the matrix hold.
+/// nothing about the binaries installed here. With `workspace`, a violated hostile-workspace or
+/// mcp-reachability refuses only when the workspace holds a file the harness would load, naming it;
+/// otherwise the mapping runs with a note. A refusal states the cell's reason and the call that did
+/// it, points to `sonata report --cell KEY`, and names the narrower modes and the other harnesses
+/// whose cells in the matrix hold.
 std::vector<GateCheck> apply_gate(Decision& decision, const Matrix* matrix,
                                   GateStrictness strictness,
                                   const std::string& machine = this_machine(),

@@ -91,6 +91,13 @@ public:
             req.schema =
                 format.value("json_schema", json::object()).value("schema", json::object());
         }
+        // qwen's structured side requests (its auto-mode classifier, titles, the next-speaker
+        // check) offer one tool, respond_in_schema, and take its JSON as text too.
+        if (req.facts.tools.size() == 1 && req.facts.tools.front().name == "respond_in_schema") {
+            req.kind = RequestKind::structured;
+            req.schema = json::parse(req.facts.tools.front().schema_json, nullptr, false);
+            if (!req.schema.is_object()) req.schema = json::object();
+        }
         return req;
     }
 

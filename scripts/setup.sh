@@ -62,6 +62,21 @@ install_harnesses() {
   fi
 }
 
+# Unpacks Debian's bubblewrap beside the harnesses without installing it, and exports its directory
+# as SONATA_BWRAP_DIR: a hardening test runs reasonix with it on PATH, where reasonix's own
+# acceptEdits runs shell commands unasked, while every other cell runs on a host without it.
+provide_bubblewrap() {
+  local dir="${XDG_CACHE_HOME:-$HOME/.cache}/sonata/bubblewrap" scratch
+  if [[ ! -x "$dir/usr/bin/bwrap" ]]; then
+    scratch="$(mktemp -d)"
+    (cd "$scratch" && apt-get download -qq bubblewrap)
+    mkdir -p "$dir"
+    dpkg-deb -x "$scratch"/bubblewrap_*.deb "$dir"
+    rm -rf "$scratch"
+  fi
+  export SONATA_BWRAP_DIR="$dir/usr/bin"
+}
+
 # How many real-harness cells the conformance tier probed, from ctest's log.
 real_cells_summary() {
   local log="$build/Testing/Temporary/LastTest.log" cells harnesses
@@ -81,6 +96,7 @@ case "$job" in
     install_missing "${debian_packages[@]}" "${test_packages[@]}"
     build_sonata
     install_harnesses
+    provide_bubblewrap
     status=0
     (cd "$build" && PATH="${harness_bin:+$harness_bin:}$PATH" ctest --output-on-failure -j 2 --timeout 900) || status=$?
     real_cells_summary

@@ -110,7 +110,8 @@ Result<ParentMode> choose_mode(const DispatchRequest& setup, const Config& confi
     return choice;
 }
 
-/// What `cwd` holds of the files `adapter`'s hostile-workspace probe plants (relative paths). A
+/// What `cwd` holds of the files `adapter`'s hostile-workspace and mcp-reachability probes plant
+/// (relative paths). A
 /// file two levels down or deeper (a plugin, an extension, a hook script) stands for its whole
 /// directory ".opencode/plugin/", which counts when it holds anything; a path sonata cannot
 /// examine counts as there.
@@ -118,7 +119,10 @@ WorkspaceFiles workspace_files(const Adapter& adapter, const std::string& cwd) {
     namespace fs = std::filesystem;
     WorkspaceFiles out;
     out.root = fs::path(cwd).lexically_normal().string();
-    for (const auto& file : adapter.hostile_files(out.root, out.root + "/.sonata-canary")) {
+    auto planted = adapter.hostile_files(out.root, out.root + "/.sonata-canary");
+    if (auto mcp = adapter.project_mcp(out.root, {"sonata", "mcp-canary"}))
+        planted.insert(planted.end(), mcp->files.begin(), mcp->files.end());
+    for (const auto& file : planted) {
         const auto relative = fs::path(file.path).lexically_relative(out.root);
         if (relative.empty() || *relative.begin() == "..") continue;
         const bool deep = std::distance(relative.begin(), relative.end()) > 2;

@@ -5,6 +5,8 @@
 namespace sonata::probes {
 namespace {
 
+constexpr const char* k_args = R"({"note":"called by the sonata probe"})";
+
 class McpReachability final : public Probe {
 public:
     std::string_view id() const override { return probe_id::mcp_reachability; }
@@ -19,14 +21,19 @@ public:
     std::vector<adapters::FileToWrite> files(const ProbeSetup& setup,
                                              const adapters::Adapter& adapter) const override {
         const auto mcp = adapter.project_mcp(setup.workspace, server_argv(setup));
-        return mcp ? mcp->files : std::vector<adapters::FileToWrite>{};
+        if (!mcp) return {};
+        auto files = mcp->files;
+        for (const auto& f : mcp->user_files)
+            files.push_back({setup.home + "/" + f.path, f.content});
+        return files;
     }
     Script script(const ProbeSetup& setup, const adapters::Adapter& adapter) const override {
         Script s;
         Intent call;
         call.kind = IntentKind::call_tool;
-        call.tool = adapter.project_mcp(setup.workspace, server_argv(setup))->tool_name;
-        call.args_json = R"({"note":"called by the sonata probe"})";
+        const auto mcp = adapter.project_mcp(setup.workspace, server_argv(setup));
+        call.tool = mcp->tool_name;
+        call.args_json = mcp->call_args_json.empty() ? std::string(k_args) : mcp->call_args_json;
         s.main.steps = {call};
         return s;
     }

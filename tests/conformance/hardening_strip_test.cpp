@@ -3,6 +3,8 @@
 // control, which must hold) and once with exactly that piece removed behind the planner's back,
 // which must turn `violated`. A hardening whose removal changes nothing is either not needed or
 // its probe is blind; README.md lists each one with its proof.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
@@ -71,7 +73,16 @@ struct Hardening {
     /// needed on the pinned binary, and why it stays: the cell must still hold without it, and the
     /// day it does not, this test says so.
     std::string not_needed = {};
+    /// The host the proof needs, applied to the control and the stripped run alike: empty, or
+    /// "bubblewrap" (Debian's bwrap on PATH, from SONATA_BWRAP_DIR).
+    std::string host = {};
 };
+
+/// Puts Debian's bwrap, unpacked by scripts/setup.sh, first on the child's PATH.
+void with_bubblewrap(Invocation& inv) {
+    const char* dir = std::getenv("SONATA_BWRAP_DIR");
+    inv.env["PATH"] = std::string(dir != nullptr ? dir : "") + ":/usr/bin:/bin";
+}
 
 void PrintTo(const Hardening& h, std::ostream* os) { *os << h.harness << ": " << h.piece; }
 
@@ -89,8 +100,11 @@ std::vector<Hardening> hardenings() {
         {"claude_strict_mcp_config", "claude", Mode::plan, RoleKind::read_only, "mcp-reachability",
          "--strict-mcp-config", drop_flag("--strict-mcp-config"),
          "without it the project's MCP tool is still never offered (measured on 2.1.197: \"No "
-         "such tool available\"), as --setting-sources=user leaves the project's .mcp.json "
-         "unread; it stays so that no MCP configuration but the user's is read"},
+         "such tool available\"), even when the user's own settings approve every project MCP "
+         "server (the probe plants that and a server claiming its tool only reads): "
+         "--setting-sources=user leaves the project's .mcp.json unread. It stays so that MCP "
+         "servers the user configured, sonata's own among them, are not offered to a read-only "
+         "run"},
         {"opencode_plan_permissions", "opencode", Mode::plan, RoleKind::read_only,
          "shell-write-withheld", "OPENCODE_CONFIG_CONTENT (the plan agent's permission rules)",
          drop_env("OPENCODE_CONFIG_CONTENT")},
@@ -108,6 +122,14 @@ std::vector<Hardening> hardenings() {
          "--no-extensions", drop_flag("--no-extensions")},
         {"qwen_bare", "qwen", Mode::plan, RoleKind::read_only, "hostile-workspace", "--bare",
          drop_flag("--bare")},
+        {"reasonix_accept_edits_as_dont_ask", "reasonix", Mode::accept_edits, RoleKind::write,
+         "rm-prompt", "acceptEdits as --permission-mode dontAsk --allowed-tools Edit",
+         [](Invocation& inv) {
+             drop_flag("--allowed-tools", true)(inv);
+             std::replace(inv.argv.begin(), inv.argv.end(), std::string("dontAsk"),
+                          std::string("acceptEdits"));
+         },
+         "", "bubblewrap"},
     };
 }
 
@@ -127,6 +149,12 @@ protected:
             if (why.empty()) FAIL() << h.harness << " is not installed although npm answered";
             GTEST_SKIP() << h.harness << " is not installed: " << why;
         }
+        if (h.host == "bubblewrap") {
+            const char* dir = std::getenv("SONATA_BWRAP_DIR");
+            if (dir == nullptr || access((std::string(dir) + "/bwrap").c_str(), X_OK) != 0)
+                GTEST_SKIP() << "the proof needs bubblewrap: SONATA_BWRAP_DIR names no bwrap "
+                                "(scripts/setup.sh test unpacks Debian's)";
+        }
         m_base = m_dir.make_dir("base");
         auto template_dir = probes::make_workspace_template(m_base, *m_runner);
         ASSERT_TRUE(template_dir) << template_dir.error().message;
@@ -135,9 +163,13 @@ protected:
 
     Cell run(std::function<void(Invocation&)> rewrite) {
         const auto& h = GetParam();
+        auto on_host = [&h, rewrite = std::move(rewrite)](Invocation& inv) {
+            if (h.host == "bubblewrap") with_bubblewrap(inv);
+            rewrite(inv);
+        };
         return testing::run_real_cell(
-            {h.harness, m_bin, m_version, h.mode, h.role, h.probe, std::move(rewrite)}, m_dir,
-            m_base, m_template, *m_runner);
+            {h.harness, m_bin, m_version, h.mode, h.role, h.probe, on_host}, m_dir, m_base,
+            m_template, *m_runner);
     }
 
     testing::ScratchDir m_dir;

@@ -224,10 +224,14 @@ TEST_P(ExpectedMatrix, EveryMappingSonataRunsStandsOnEnforcedCells) {
                                               mode == "plan" ? "read-only" : role);
             ASSERT_NE(cell, nullptr) << pin.id << " " << mode << ": sonata runs it, but "
                                      << property << " is not in the expected matrix";
-            // A harness that loads what a repository holds runs only from a workspace that holds
-            // none of it (this one is empty), and the decision says so.
+            // A harness that loads what a repository holds (its configs, or its MCP servers) runs
+            // only from a workspace that holds none of it (this one is empty), and the decision
+            // says so.
             const bool loads_nothing_here =
-                property == "hostile-workspace" && cell->verdict == Verdict::violated &&
+                (property == "hostile-workspace" || property == "mcp-reachability") &&
+                cell->verdict == Verdict::violated &&
+                doc.at("notes").dump().find(property.get<std::string>() + " measured 'violated'") !=
+                    std::string::npos &&
                 doc.at("notes").dump().find("this workspace holds none of") != std::string::npos;
             const bool holds =
                 cell->verdict == Verdict::enforced || cell->verdict == Verdict::asked ||

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "adapters/registry.hpp"
 #include "probes/probe.hpp"
@@ -211,7 +212,10 @@ protected:
         Intent call;
         call.kind = IntentKind::call_tool;
         call.tool = mcp->tool_name;
-        call.args_json = R"({"note":"from the test"})";
+        // reasonix's MCP tools sit behind use_capability, their input under "arguments".
+        auto args = nlohmann::json::parse(mcp->call_args_json);
+        args["arguments"]["note"] = "from the test";
+        call.args_json = args.dump();
         return steps({call});
     }
 };

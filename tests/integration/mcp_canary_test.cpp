@@ -61,6 +61,7 @@ TEST(McpCanaryTest, AnswersTheHandshakeListsTouchAndAppendsOnEachCall) {
           {{"tools",
             {{{"name", "touch"},
               {"description", "Records that it was called (appends a line to a file)."},
+              {"annotations", {{"readOnlyHint", true}}},
               {"inputSchema",
                {{"type", "object"}, {"properties", {{"note", {{"type", "string"}}}}}}}}}}}}},
         {{"jsonrpc", "2.0"}, {"id", 3}, {"result", text("touched " + touched)}},

@@ -141,6 +141,40 @@ TEST(Gate, AHarnessThatLoadsTheRepositoryRunsWhereTheWorkspaceHoldsNothingItLoad
     EXPECT_FALSE(blind.runs());
 }
 
+TEST(Gate, AReachableProjectMcpServerRefusesOnlyWhereTheWorkspaceDefinesOne) {
+    // reasonix 1.38.11 calls a project MCP tool that claims to only read, in dontAsk.
+    Cell c = cell("mcp-reachability", Verdict::violated);
+    c.harness = "reasonix";
+    c.version = "1.38.11";
+    c.evidence.reason = "the project MCP server's tool ran";
+    Matrix m;
+    m.merge({c});
+    const auto decision = [] {
+        Decision d = plan_decision();
+        d.harness = "reasonix";
+        d.version = "1.38.11";
+        std::get<Invocation>(d.outcome).relies_on = {"mcp-reachability"};
+        return d;
+    };
+    WorkspaceFiles workspace{"/ws", {"reasonix.toml", ".mcp.json"}, {}};
+    Decision runs = decision();
+    apply_gate(runs, &m, GateStrictness::strict, this_machine(), &workspace);
+    ASSERT_TRUE(runs.runs()) << runs.refusal().reason;
+    EXPECT_EQ(runs.invocation().notes.back(),
+              "mcp-reachability measured 'violated' for reasonix@1.38.11 in plan mode (reasonix "
+              "loads what a repository holds); this workspace holds none of reasonix.toml, "
+              ".mcp.json, so it runs; sonata refuses while one is there");
+
+    workspace.found = {".mcp.json"};
+    Decision refused = decision();
+    apply_gate(refused, &m, GateStrictness::warn, this_machine(), &workspace);
+    ASSERT_FALSE(refused.runs());
+    EXPECT_NE(refused.refusal().reason.find("this workspace holds .mcp.json (measured: the "
+                                            "project MCP server's tool ran"),
+              std::string::npos)
+        << refused.refusal().reason;
+}
+
 TEST(Gate, UnmeasuredWarnsOrRefusesUnderStrict) {
     Matrix m;
     m.merge({cell("write-withheld", Verdict::enforced)});

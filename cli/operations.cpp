@@ -1,0 +1,75 @@
+// The library calls behind the run commands (see operations.hpp).
+#include "cli/operations.hpp"
+
+#include "cli/init_support.hpp"
+#include "core/fs.hpp"
+#include "dispatch/run.hpp"
+#include "dispatch/run_dir.hpp"
+
+namespace sonata::cli {
+namespace {
+
+/// The receipt's fields that the decision and the gate fill.
+dispatch::Receipt receipt_of(const adapters::Planned& planned) {
+    const Decision& d = planned.decision;
+    dispatch::Receipt r;
+    r.harness = d.harness;
+    r.version = d.version;
+    r.mode = std::string(to_string(d.effective_mode));
+    r.role = d.role.name;
+    r.role_kind = std::string(to_string(d.role.kind));
+    r.parent_mode = std::string(to_string(d.parent_mode));
+    r.parent_mode_source = planned.parent.source;
+    r.session_id = planned.parent.session_id;
+    const std::string role_key = matrix_role(d.effective_mode, d.role.kind);
+    for (const auto& check : planned.gate) {
+        r.relied_on.push_back(
+            {check.probe, check.verdict ? std::string(to_string(*check.verdict)) : "unmeasured",
+             d.harness + "@" + d.version + " " + check.probe + " " + r.mode + " " + role_key});
+    }
+    r.warnings = d.warnings;
+    return r;
+}
+
+} // namespace
+
+Result<std::string> run_dir_of(const std::string& id, const Context& context) {
+    auto root = dispatch::runs_root(context.cwd, context.env);
+    if (!root) return tl::unexpected(root.error());
+    if (id.empty()) {
+        const auto ids = dispatch::list_runs(*root);
+        if (ids.empty()) return fail(ExitCode::bad_data, "no runs under " + *root);
+        return *root + "/" + ids.front();
+    }
+    return dispatch::run_dir(*root, id);
+}
+
+Result<DispatchStarted> start_dispatch(const adapters::DispatchRequest& request,
+                                       const std::string& task, const Config& config,
+                                       std::optional<std::chrono::seconds> timeout) {
+    auto planned = adapters::plan_dispatch(request, config);
+    if (!planned) return tl::unexpected(planned.error());
+    DispatchStarted out{std::move(*planned), {}, {}};
+    if (!out.planned.decision.runs()) return out;
+    auto root = dispatch::runs_root(request.cwd, request.env);
+    if (!root) return tl::unexpected(root.error());
+    auto self = this_executable();
+    if (!self) return tl::unexpected(self.error());
+    dispatch::StartRequest start{out.planned.decision,
+                                 receipt_of(out.planned),
+                                 task,
+                                 request.cwd,
+                                 request.env,
+                                 *root,
+                                 *self,
+                                 dispatch::RunLimits{timeout.value_or(config.dispatch_timeout),
+                                                     config.dispatch_stall,
+                                                     config.dispatch_log_cap}};
+    auto dir = dispatch::start_run(start);
+    if (!dir) return tl::unexpected(dir.error());
+    out.run_dir = *dir;
+    out.id = dir->substr(dir->rfind('/') + 1);
+    return out;
+}
+
+} // namespace sonata::cli

@@ -1,0 +1,32 @@
+// The library calls behind the run commands, shared by the subcommands and `sonata mcp`: what a
+// command line and an MCP tool call do is the same code, only printed differently.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "adapters/support/pipeline.hpp"
+#include "cli/app.hpp"
+#include "dispatch/receipt.hpp"
+
+namespace sonata::cli {
+
+/// The run directory of `id` under the working directory's runs root; the newest run when `id`
+/// is empty. A hostile id is a usage error.
+Result<std::string> run_dir_of(const std::string& id, const Context& context);
+
+/// A planned dispatch: started (run_dir set) or refused by the planner or the gate.
+struct DispatchStarted {
+    adapters::Planned planned;
+    std::string run_dir; ///< Empty when the decision refuses.
+    std::string id;
+};
+
+/// Plans `request` as `sonata plan` does and, when the decision runs, starts the run under a
+/// detached supervisor. `request.cwd` and `request.env` must be set.
+Result<DispatchStarted> start_dispatch(const adapters::DispatchRequest& request,
+                                       const std::string& task, const Config& config,
+                                       std::optional<std::chrono::seconds> timeout);
+
+} // namespace sonata::cli
