@@ -69,7 +69,7 @@ provide_bubblewrap() {
   local dir="${XDG_CACHE_HOME:-$HOME/.cache}/sonata/bubblewrap" scratch
   if [[ ! -x "$dir/usr/bin/bwrap" ]]; then
     scratch="$(mktemp -d)"
-    (cd "$scratch" && apt-get download -qq bubblewrap)
+    (cd "$scratch" && { apt-get download -qq bubblewrap 2>/dev/null || { as_root apt-get update -qq && apt-get download -qq bubblewrap; }; })
     mkdir -p "$dir"
     dpkg-deb -x "$scratch"/bubblewrap_*.deb "$dir"
     rm -rf "$scratch"
