@@ -34,6 +34,7 @@ void add_runs(CLI::App& app, Action& action);
 void add_harnesses(CLI::App& app, Action& action);
 void add_hook(CLI::App& app, Action& action);
 void add_init(CLI::App& app, Action& action);
+void add_doctor(CLI::App& app, Action& action);
 void add_probe(CLI::App& app, Action& action);
 void add_model_server(CLI::App& app, Action& action);
 void add_report(CLI::App& app, Action& action);

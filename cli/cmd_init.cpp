@@ -1,6 +1,7 @@
 // `sonata init [--scope project|global] [--yes] [--remove]`: installs (or removes) sonata's
-// PreToolUse hook in Claude Code's settings, and in project scope a commented sonata.toml. It says
-// what it will change first; without --yes it asks on a terminal, and elsewhere changes nothing.
+// PreToolUse hook in Claude Code's settings and `sonata mcp` as its MCP server, and in project
+// scope a commented sonata.toml. It says what it will change first; without --yes it asks on a
+// terminal, and elsewhere changes nothing.
 #include <unistd.h>
 
 #include <algorithm>
@@ -41,17 +42,19 @@ struct Plan {
     std::vector<std::string> notes; ///< Said whether or not anything changes.
 };
 
-/// The settings file to edit, with a symlink followed so a linked dotfile stays linked.
-Result<std::string> settings_path(const InitArgs& args, const Context& context) {
+/// A Claude Code file to edit (`relative` to the project, or to HOME in global scope), with a
+/// symlink followed so a linked dotfile stays linked.
+Result<std::string> target_path(const InitArgs& args, const Context& context,
+                                const fs::path& relative) {
     std::string base = context.cwd;
     if (args.scope == "global") {
         const auto home = context.env.find("HOME");
         if (home == context.env.end() || home->second.empty()) {
-            return fail(ExitCode::usage, "HOME is not set: cannot find ~/.claude/settings.json");
+            return fail(ExitCode::usage, "HOME is not set: cannot find ~/" + relative.string());
         }
         base = home->second;
     }
-    const fs::path path = fs::path(base) / ".claude" / "settings.json";
+    const fs::path path = fs::path(base) / relative;
     std::error_code ec;
     const auto target = fs::weakly_canonical(path, ec);
     if (ec)
@@ -122,6 +125,54 @@ Result<void> settings_steps(const InitArgs& args, const std::string& path, Plan&
     return {};
 }
 
+/// Registers (or takes out) `sonata mcp` as Claude Code's MCP server "sonata": the project's
+/// .mcp.json, or in global scope ~/.claude.json (Claude Code's user scope).
+Result<void> mcp_steps(const InitArgs& args, const Context& context, Plan& plan) {
+    auto path = target_path(
+        args, context, args.scope == "global" ? fs::path(".claude.json") : fs::path(".mcp.json"));
+    if (!path) return tl::unexpected(path.error());
+    auto text = read_settings(*path);
+    if (!text) return tl::unexpected(text.error());
+    if (args.remove && !*text) return {};
+    auto sonata = this_executable();
+    if (!sonata) return tl::unexpected(sonata.error());
+    auto edit = args.remove ? uninstall_mcp_server(**text, *path)
+                            : install_mcp_server(*text, *sonata, *path);
+    if (!edit) return tl::unexpected(edit.error());
+    if (!edit->changed) {
+        if (!args.remove)
+            plan.notes.push_back("the MCP server `" + *sonata + " mcp` is already in " + *path);
+        return {};
+    }
+    for (const auto& old : edit->removed)
+        plan.steps.push_back(Step{"remove the MCP server `" + old + "` from " + *path, {}});
+    if (edit->added) {
+        plan.steps.push_back(Step{"register the MCP server \"sonata\" (`" + *sonata + " mcp`) in " +
+                                      *path + (*text ? "" : " (a new file)"),
+                                  {}});
+    }
+    const std::string target = *path;
+    const std::string new_text = edit->text;
+    // A .mcp.json init created holds nothing else: removing sonata's server removes the file.
+    if (args.remove && args.scope == "project" &&
+        new_text.find_first_not_of("{} \n") == std::string::npos) {
+        plan.steps.back().apply = [target]() -> Result<void> {
+            if (::unlink(target.c_str()) != 0)
+                return fail(ExitCode::failure, "cannot delete " + target);
+            return {};
+        };
+        return {};
+    }
+    plan.steps.back().apply = write_step({}, target, new_text).apply;
+    if (args.scope == "project" && !args.remove) {
+        plan.notes.push_back(
+            "harnesses that load a project's .mcp.json (reasonix, grok, claude without sonata's "
+            "flags) would see sonata's tools: sonata refuses to dispatch them from here while "
+            "it is there; `--scope global` or the plugin keeps it out of the repository");
+    }
+    return {};
+}
+
 void project_config_steps(const InitArgs& args, const Context& context, Plan& plan) {
     const std::string path = (fs::path(context.cwd) / "sonata.toml").string();
     const auto where = locate_config(context.cwd, context.env);
@@ -171,10 +222,11 @@ bool confirm_on_terminal() {
 }
 
 Result<int> run_init(const InitArgs& args, const Context& context) {
-    auto path = settings_path(args, context);
+    auto path = target_path(args, context, fs::path(".claude") / "settings.json");
     if (!path) return tl::unexpected(path.error());
     Plan plan;
     if (auto ok = settings_steps(args, *path, plan); !ok) return tl::unexpected(ok.error());
+    if (auto ok = mcp_steps(args, context, plan); !ok) return tl::unexpected(ok.error());
     if (args.scope == "project") project_config_steps(args, context, plan);
     if (args.scope == "global" && !args.remove) global_notes(context, plan);
     for (const auto& note : plan.notes)
@@ -212,12 +264,13 @@ void add_init(CLI::App& app, Action& action) {
     auto args = std::make_shared<InitArgs>();
     auto* cmd = app.add_subcommand(
         "init",
-        "Install sonata's PreToolUse hook in Claude Code's settings (and a commented sonata.toml "
-        "in "
-        "project scope). Shows what it will change; without --yes it asks on a terminal, and with "
+        "Install sonata's PreToolUse hook in Claude Code's settings, register `sonata mcp` as its "
+        "MCP server (and a commented sonata.toml in project scope). Shows what it will change; "
+        "without --yes it asks on a terminal, and with "
         "no terminal it changes nothing and exits 2");
     cmd->add_option("--scope", args->scope,
-                    "project: ./.claude/settings.json; global: ~/.claude/settings.json")
+                    "project: ./.claude/settings.json and ./.mcp.json; global: "
+                    "~/.claude/settings.json and ~/.claude.json")
         ->check(CLI::IsMember({"project", "global"}));
     cmd->add_flag("--yes,-y", args->yes, "Apply without asking");
     cmd->add_flag("--remove", args->remove,

@@ -296,6 +296,68 @@ Result<SettingsEdit> uninstall_hook(const std::string& text, const std::string& 
     return edit;
 }
 
+bool is_sonata_mcp_server(const json& entry) {
+    if (!entry.is_object()) return false;
+    const auto command = entry.find("command");
+    const auto args = entry.find("args");
+    if (command == entry.end() || !command->is_string() || args == entry.end()) return false;
+    const std::string path = command->get<std::string>();
+    return !path.empty() && path.front() == '/' && file_name(path) == "sonata" &&
+           *args == json::array({"mcp"});
+}
+
+Result<SettingsEdit> install_mcp_server(const std::optional<std::string>& text,
+                                        const std::string& sonata_path, const std::string& source) {
+    auto doc = parse_settings(text, source);
+    if (!doc) return tl::unexpected(doc.error());
+    SettingsEdit edit;
+    json& servers = (*doc)["mcpServers"];
+    if (servers.is_null()) servers = json::object();
+    if (!servers.is_object())
+        return fail(ExitCode::bad_data, source + ": mcpServers is not an object");
+    const json entry = {{"type", "stdio"}, {"command", sonata_path}, {"args", {"mcp"}}};
+    if (servers.contains("sonata")) {
+        const json& old = servers["sonata"];
+        if (!is_sonata_mcp_server(old)) {
+            return fail(ExitCode::bad_data,
+                        source + ": it already has an MCP server named \"sonata\" that is not "
+                                 "`sonata mcp`; the file was left untouched");
+        }
+        if (old["command"] == sonata_path) {
+            edit.text = text.value_or("");
+            return edit;
+        }
+        edit.removed.push_back(old["command"].get<std::string>() + " mcp");
+    }
+    servers["sonata"] = entry;
+    edit.added = true;
+    edit.changed = true;
+    auto rendered = render(*doc, text, source);
+    if (!rendered) return tl::unexpected(rendered.error());
+    edit.text = std::move(*rendered);
+    return edit;
+}
+
+Result<SettingsEdit> uninstall_mcp_server(const std::string& text, const std::string& source) {
+    auto doc = parse_settings(text, source);
+    if (!doc) return tl::unexpected(doc.error());
+    SettingsEdit edit;
+    edit.text = text;
+    const auto servers = doc->find("mcpServers");
+    if (servers == doc->end() || !servers->is_object() || !servers->contains("sonata") ||
+        !is_sonata_mcp_server((*servers)["sonata"])) {
+        return edit;
+    }
+    edit.removed.push_back((*servers)["sonata"]["command"].get<std::string>() + " mcp");
+    servers->erase("sonata");
+    if (servers->empty()) doc->erase("mcpServers");
+    edit.changed = true;
+    auto rendered = render(*doc, text, source);
+    if (!rendered) return tl::unexpected(rendered.error());
+    edit.text = std::move(*rendered);
+    return edit;
+}
+
 std::string_view project_config_template() {
     return R"(# sonata's settings for this project. This file also tells `sonata hook` to
 # record the Claude Code session's permission mode in .sonata/ beside it. Every setting is

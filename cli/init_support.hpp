@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "core/result.hpp"
 
 namespace sonata::cli {
@@ -43,6 +45,20 @@ Result<SettingsEdit> install_hook(const std::optional<std::string>& text,
 /// Takes out every sonata hook entry; a matcher group left with no hooks goes too, and so do
 /// `PreToolUse` and `hooks` when that leaves them empty. Every other setting stays as it was.
 Result<SettingsEdit> uninstall_hook(const std::string& text, const std::string& source);
+
+/// Adds the MCP server {"type": "stdio", "command": <sonata_path>, "args": ["mcp"]} as
+/// mcpServers.sonata (Claude Code's .mcp.json, or ~/.claude.json for every project), keeping every
+/// other key; replaces a sonata server of another sonata path. Unchanged when it is already there.
+/// A server named "sonata" that is not sonata's `mcp` is left alone: ExitCode::bad_data. Invalid
+/// text as install_hook.
+Result<SettingsEdit> install_mcp_server(const std::optional<std::string>& text,
+                                        const std::string& sonata_path, const std::string& source);
+
+/// Takes out mcpServers.sonata when it is sonata's `mcp` (and mcpServers when that empties it).
+Result<SettingsEdit> uninstall_mcp_server(const std::string& text, const std::string& source);
+
+/// True for {"command": <absolute path ending in /sonata>, "args": ["mcp"], …}.
+bool is_sonata_mcp_server(const nlohmann::ordered_json& entry);
 
 /// sonata.toml as init creates it: every key commented out, showing its default or an example.
 std::string_view project_config_template();

@@ -26,6 +26,14 @@ std::string typed_task(const std::string& instructions_path) {
            " and do the task it describes; it says where your report goes.";
 }
 
+std::string instructions_path_in(const std::string& task) {
+    const auto at = task.find(k_read_the_file);
+    if (at == std::string::npos) return {};
+    const auto start = at + k_read_the_file.size();
+    const std::string file = task.substr(start, task.find(' ', start) - start);
+    return file.ends_with("/instructions.md") ? file : std::string();
+}
+
 std::string report_path_in(const std::string& task) {
     if (const auto at = task.find(k_report_to); at != std::string::npos) {
         const auto start = at + k_report_to.size();

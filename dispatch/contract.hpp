@@ -20,4 +20,7 @@ std::string typed_task(const std::string& instructions_path);
 /// `task` names neither.
 std::string report_path_in(const std::string& task);
 
+/// The instructions file a typed_task() line names; empty when `task` is not one.
+std::string instructions_path_in(const std::string& task);
+
 } // namespace sonata::dispatch

@@ -135,9 +135,14 @@ Result<void> spawn_detached(const std::vector<std::string>& argv, const Environm
 /// process that is not that run's.
 constexpr const char* k_run_marker = "SONATA_RUN_ID";
 
-/// The environment `base` with the run's marker set.
-Environment marked(Environment base, const std::string& run_id) {
-    base[k_run_marker] = run_id;
+/// The mode a run's harness runs in, for a sonata that harness starts in turn (its own
+/// `sonata mcp`, a `sonata dispatch` through its shell): nothing it dispatches may be wider.
+constexpr const char* k_run_mode = "SONATA_RUN_MODE";
+
+/// The environment `base` with the run's marker and mode set.
+Environment marked(Environment base, const Receipt& receipt) {
+    base[k_run_marker] = receipt.id;
+    base[k_run_mode] = receipt.mode;
     return base;
 }
 
@@ -429,7 +434,7 @@ Result<HarnessEnd> run_headless(const json& plan, const std::string& prompt, Sha
                                 const RunFiles& files, ProcessRunner& runner) {
     const Invocation inv = invocation_of(plan);
     ProcessRequest request = headless_request(
-        inv, prompt, child_environment(marked(current_environment(), shared.receipt.id), inv),
+        inv, prompt, child_environment(marked(current_environment(), shared.receipt), inv),
         plan.at("cwd").get<std::string>());
     request.timeout = std::chrono::seconds(plan.at("timeout_s").get<long>());
     request.kill_grace = std::chrono::seconds(5);
@@ -483,7 +488,7 @@ Result<HarnessEnd> run_tui(const json& plan, SharedReceipt& shared, const RunFil
     if (!adapter) return tl::unexpected(adapter.error());
     const adapters::ScreenPatterns patterns = (*adapter)->screen_patterns();
     const TmuxSpec spec =
-        tui_spec(inv, child_environment(marked(current_environment(), shared.receipt.id), inv),
+        tui_spec(inv, child_environment(marked(current_environment(), shared.receipt), inv),
                  plan.at("cwd").get<std::string>(), files.dir);
     auto session = TmuxSession::start(runner, spec);
     if (!session) return tl::unexpected(session.error());

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cstdint>
 #include <filesystem>
+#include <regex>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -275,6 +276,24 @@ std::string shell_quoted(const std::string& text) {
     return quoted + "'";
 }
 
+/// An argument written "{{result:REGEX}}" takes REGEX's first group in the newest tool result that
+/// matches it (a run id a tool answered with, say); anything else is kept as written.
+std::string from_results(const std::string& value, const ConversationFacts& facts) {
+    constexpr std::string_view open = "{{result:";
+    if (value.rfind(open, 0) != 0 || !value.ends_with("}}")) return value;
+    std::regex pattern;
+    try {
+        pattern = std::regex(value.substr(open.size(), value.size() - open.size() - 2));
+    } catch (const std::regex_error&) {
+        return value;
+    }
+    for (auto it = facts.tool_results.rbegin(); it != facts.tool_results.rend(); ++it) {
+        std::smatch match;
+        if (std::regex_search(it->text, match, pattern) && match.size() > 1) return match[1];
+    }
+    return value;
+}
+
 // The apply_patch envelope that adds one file at `path` holding `content`.
 std::string add_file_patch(const std::string& path, const std::string& content) {
     std::string patch = "*** Begin Patch\n*** Add File: " + path + "\n";
@@ -482,8 +501,16 @@ std::string track_tag(const std::string& track) {
 } // namespace
 
 std::string select_track(const Script& script, const ConversationFacts& facts) {
+    // A TUI run is typed one line naming its instructions file; the model reads the task there,
+    // and so does the scripted one.
+    std::string task = facts.user_text;
+    if (!script.subagents.empty()) {
+        if (const auto file = dispatch::instructions_path_in(facts.user_text); !file.empty()) {
+            if (auto text = read_file_bounded(file, 1U << 20U)) task += "\n" + *text;
+        }
+    }
     for (const auto& [marker, track] : script.subagents) {
-        if (facts.user_text.find(marker) == std::string::npos) continue;
+        if (task.find(marker) == std::string::npos) continue;
         const bool delegated_here = std::any_of(
             facts.tool_calls.begin(), facts.tool_calls.end(), [&](const PastToolCall& c) {
                 return c.arguments_json.find(marker) != std::string::npos;
@@ -519,6 +546,11 @@ Move tool_move(const std::string& track, const Intent& intent, int step,
     if (!intent.args_json.empty()) {
         const auto extra = json::parse(intent.args_json, nullptr, false); // Checked when parsed.
         if (extra.is_object()) args.update(extra);
+    }
+    if (intent.kind == IntentKind::call_tool) {
+        for (auto& [key, value] : args.items()) {
+            if (value.is_string()) value = from_results(value.get<std::string>(), facts);
+        }
     }
     Move move;
     move.kind = MoveKind::tool_call;

@@ -71,8 +71,9 @@ struct Script {
 ///  "subagents":{"MARKER":{"steps":[…],"final":"…"}}, "input_tokens":N}.
 /// Intents: write_file{path,content}, shell{command}, delegate{task,marker},
 /// switch_mode{tool?}, call_tool{name}, reply{text}, write_report{content}; each may add
-/// "args":{…}. Unknown keys, missing fields and delegate markers without a sub-agent entry are
-/// errors (ExitCode::bad_data) naming the place, e.g. "steps[2].path".
+/// "args":{…} (a call_tool argument "{{result:REGEX}}" takes REGEX's first group in the newest
+/// tool result that matches). Unknown keys, missing fields and delegate markers without a sub-agent
+/// entry are errors (ExitCode::bad_data) naming the place, e.g. "steps[2].path".
 Result<Script> parse_script(std::string_view json_text);
 
 /// The largest script file load_script reads: scripts are hand-written and small.

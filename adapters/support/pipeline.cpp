@@ -87,7 +87,30 @@ Result<ParentMode> session_mode(const std::string& id, const std::string& from,
 // a session is known (--session or $CLAUDE_CODE_SESSION_ID), the mode is the narrower of --mode and
 // what the session file records (default when there is none). With no session at all, --mode is
 // taken as given; with neither, default.
+Result<ParentMode> choose_mode_unnested(const DispatchRequest& setup, const Config& config);
+
+// Inside a run sonata dispatched ($SONATA_RUN_MODE set, a harness's own `sonata mcp` or shell),
+// the parent is that run: its mode caps whatever the session files say, since they belong to the
+// session that started the run, or to none.
 Result<ParentMode> choose_mode(const DispatchRequest& setup, const Config& config) {
+    auto choice = choose_mode_unnested(setup, config);
+    const auto nested = setup.env.find("SONATA_RUN_MODE");
+    if (!choice || nested == setup.env.end()) return choice;
+    const auto run = setup.env.find("SONATA_RUN_ID");
+    const std::string id = run == setup.env.end() ? std::string("?") : run->second;
+    auto cap = parse_mode(nested->second);
+    const Mode run_mode = cap ? *cap : Mode::plan; // unreadable: the narrowest
+    if (!no_wider_than(choice->mode, run_mode)) {
+        choice->warnings.push_back("inside run " + id + " (" + std::string(to_string(run_mode)) +
+                                   "): " + std::string(to_string(choice->mode)) + " from " +
+                                   choice->source + " is capped at the run's mode");
+        choice->mode = run_mode;
+        choice->source = "run " + id;
+    }
+    return choice;
+}
+
+Result<ParentMode> choose_mode_unnested(const DispatchRequest& setup, const Config& config) {
     std::optional<Mode> flag;
     if (!setup.mode.empty()) {
         auto mode = parse_mode(setup.mode);

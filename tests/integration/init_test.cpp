@@ -36,6 +36,18 @@ std::string hook_only_settings() {
            k_hook + "\"\n          }\n        ]\n      }\n    ]\n  }\n}\n";
 }
 
+/// The .mcp.json init writes into an empty project.
+std::string mcp_only() {
+    return "{\n  \"mcpServers\": {\n    \"sonata\": {\n      \"type\": \"stdio\",\n      "
+           "\"command\": \"" SONATA_BIN "\",\n      \"args\": [\n        \"mcp\"\n      ]\n    }\n"
+           "  }\n}\n";
+}
+
+const std::string k_mcp_note =
+    "note: harnesses that load a project's .mcp.json (reasonix, grok, claude without sonata's "
+    "flags) would see sonata's tools: sonata refuses to dispatch them from here while it is "
+    "there; `--scope global` or the plugin keeps it out of the repository\n";
+
 const std::string k_user_settings = R"json({
   "model": "opus",
   "permissions": {
@@ -82,10 +94,14 @@ TEST_F(Init, EmptyProjectGetsTheHookAndACommentedSonataToml) {
     ASSERT_EQ(run.exit_code, 0) << run.err;
     EXPECT_EQ(read_text(m_settings), hook_only_settings());
     EXPECT_EQ(read_text(m_project + "/sonata.toml"), cli::project_config_template());
-    EXPECT_EQ(tree(m_project),
-              (std::set<std::string>{".claude/", ".claude/settings.json", "sonata.toml"}));
-    EXPECT_EQ(run.out, "sonata init will:\n  - add a PreToolUse hook running `" + k_hook + "` to " +
-                           m_settings + " (a new file)\n  - create " + m_project +
+    EXPECT_EQ(read_text(m_project + "/.mcp.json"), mcp_only());
+    EXPECT_EQ(tree(m_project), (std::set<std::string>{".claude/", ".claude/settings.json",
+                                                      ".mcp.json", "sonata.toml"}));
+    EXPECT_EQ(run.out, k_mcp_note + "sonata init will:\n  - add a PreToolUse hook running `" +
+                           k_hook + "` to " + m_settings +
+                           " (a new file)\n  - register the MCP server \"sonata\" (`" SONATA_BIN
+                           " mcp`) in " +
+                           m_project + "/.mcp.json (a new file)\n  - create " + m_project +
                            "/sonata.toml with every setting commented out at its default\nDone.\n");
 }
 
@@ -137,7 +153,9 @@ TEST_F(Init, KeepsEveryOtherSettingAndIsIdempotent) {
     EXPECT_EQ(read_text(m_settings), expected);
     EXPECT_EQ(fs::last_write_time(m_settings), before);
     EXPECT_EQ(again.out, "note: the hook `" + k_hook + "` is already in " + m_settings +
-                             "\nnote: sonata's project is " + m_project + " (" + m_project +
+                             "\nnote: the MCP server `" SONATA_BIN " mcp` is already in " +
+                             m_project + "/.mcp.json\nnote: sonata's project is " + m_project +
+                             " (" + m_project +
                              "/sonata.toml); no sonata.toml is created\n"
                              "sonata init: nothing to do\n");
 }
@@ -187,8 +205,10 @@ TEST_F(Init, WithoutATerminalOrYesItOnlySaysWhatItWouldDo) {
     const auto before = tree(m_dir.path());
     const auto run = init({});
     EXPECT_EQ(run.exit_code, to_int(ExitCode::usage));
-    EXPECT_EQ(run.out, "sonata init will:\n  - add a PreToolUse hook running `" + k_hook + "` to " +
-                           m_settings + "\n  - create " + m_project +
+    EXPECT_EQ(run.out, k_mcp_note + "sonata init will:\n  - add a PreToolUse hook running `" +
+                           k_hook + "` to " + m_settings +
+                           "\n  - register the MCP server \"sonata\" (`" SONATA_BIN " mcp`) in " +
+                           m_project + "/.mcp.json (a new file)\n  - create " + m_project +
                            "/sonata.toml with every setting commented out at its default\n");
     EXPECT_EQ(run.err, "sonata: error: nothing changed: not asking without a terminal; run `sonata "
                        "init --yes` to apply\n");
@@ -203,8 +223,33 @@ TEST_F(Init, GlobalScopeEditsHomeSettingsOnly) {
     EXPECT_EQ(read_text(home_settings), hook_only_settings());
     EXPECT_EQ(tree(m_project), std::set<std::string>{});
     EXPECT_NE(run.out.find("note: there is no machine config"), std::string::npos) << run.out;
+    EXPECT_EQ(read_text(m_env.at("HOME") + "/.claude.json"), mcp_only());
     ASSERT_EQ(init({"--scope", "global", "--remove", "--yes"}).exit_code, 0);
     EXPECT_EQ(read_text(home_settings), "{}\n");
+    EXPECT_EQ(read_text(m_env.at("HOME") + "/.claude.json"), "{}\n");
+}
+
+TEST_F(Init, TheMcpServerJoinsTheOthersAndLeavesWithoutThem) {
+    const std::string mcp = m_project + "/.mcp.json";
+    const std::string theirs =
+        "{\n  \"mcpServers\": {\n    \"github\": {\n      \"command\": \"gh-mcp\"\n    }\n  "
+        "},\n  \"other\": 1\n}\n";
+    write_text(mcp, theirs);
+    ASSERT_EQ(init({"--yes"}).exit_code, 0);
+    const std::string both = read_text(mcp);
+    EXPECT_EQ(both.find("\"github\"") < both.find("\"sonata\""), true) << both;
+    EXPECT_NE(both.find("\"other\": 1"), std::string::npos) << both;
+    ASSERT_EQ(init({"--remove", "--yes"}).exit_code, 0);
+    EXPECT_EQ(read_text(mcp), theirs);
+
+    // A server named sonata that is not `sonata mcp` is not init's to replace.
+    const std::string foreign = R"({"mcpServers": {"sonata": {"command": "npx", "args": ["x"]}}})";
+    write_text(mcp, foreign);
+    const auto run = init({"--yes"});
+    EXPECT_EQ(run.exit_code, to_int(ExitCode::bad_data));
+    EXPECT_NE(run.err.find("already has an MCP server named \"sonata\""), std::string::npos)
+        << run.err;
+    EXPECT_EQ(read_text(mcp), foreign);
 }
 
 TEST_F(Init, SymlinkedSettingsStayALink) {

@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "dispatch/contract.hpp"
 #include "probes/script.hpp"
+#include "tests/support/scratch_dir.hpp"
+#include "tests/support/sonata_run.hpp"
 
 namespace sonata::probes {
 namespace {
@@ -156,6 +159,23 @@ TEST(ScriptResolve, UsesTheOfferedToolAndAbsolutePaths) {
                               "sonata_main_0", 0, true));
 }
 
+TEST(ScriptResolve, AnArgumentCanTakeWhatAToolAnsweredEarlier) {
+    // A parent's model answers an approval with the run id its dispatch call returned.
+    const auto script = must_parse(
+        R"({"steps":[{"intent":"call_tool","name":"dispatch"},
+                     {"intent":"call_tool","name":"approve",
+                      "args":{"id":"{{result:run ([a-z0-9-]+): }}","answer":"yes"}}]})");
+    auto facts = offering({"dispatch", "approve"});
+    facts.tool_calls = {{"dispatch", "{}", "sonata_main_0"}};
+    facts.tool_results = {{"sonata_main_0", "run 20261202-ab12: reasonix@1.38.11 paused", false}};
+    EXPECT_EQ(resolve_move(script, context(), facts).arguments_json,
+              R"({"answer":"yes","id":"20261202-ab12"})");
+    // Nothing matches: the argument stays as written, and the harness answers the bad call.
+    facts.tool_results = {{"sonata_main_0", "refused", false}};
+    EXPECT_EQ(resolve_move(script, context(), facts).arguments_json,
+              R"({"answer":"yes","id":"{{result:run ([a-z0-9-]+): }}"})");
+}
+
 TEST(ScriptResolve, WriteReportWritesWhereTheDispatchedTaskSaysTheReportGoes) {
     const auto script = must_parse(R"({"steps":[{"intent":"write_report","content":"TOKEN"}]})");
     auto facts = offering({"Write"});
@@ -301,6 +321,20 @@ TEST(ScriptResolve, StepsFollowPastCallsAndScriptedRepliesThenTheFinalText) {
     Move final_move;
     final_move.text = "end";
     EXPECT_EQ(resolve_move(script, context(), facts), final_move);
+}
+
+TEST(ScriptResolve, ATuiRunsTrackIsInTheInstructionsItsLineNames) {
+    // A TUI run is typed one line naming its instructions; the marker is in that file.
+    const auto script = must_parse(
+        R"({"steps":[],"subagents":{"SUB-9":{"steps":[],"final":"sub end"}},"final":"main"})");
+    testing::ScratchDir dir;
+    const std::string file = dir.make_dir("run") + "/instructions.md";
+    testing::write_text(file, "# Task\n\nDo it. SUB-9\n");
+    auto facts = offering({"Bash"});
+    facts.user_text = dispatch::typed_task(file);
+    EXPECT_EQ(select_track(script, facts), "SUB-9");
+    facts.user_text = dispatch::typed_task(dir.path() + "/missing/instructions.md");
+    EXPECT_EQ(select_track(script, facts), "");
 }
 
 TEST(ScriptResolve, SubagentConversationsFollowTheirOwnTrack) {

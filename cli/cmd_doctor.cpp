@@ -1,0 +1,331 @@
+// `sonata doctor [--json]`: one line per check of this machine and project — ok, warning or
+// blocker, and the command that fixes it — and a non-zero exit on a blocker. Every check only
+// reads: files, PATH, each harness's --version (bounded by [timeouts] version_seconds).
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "adapters/registry.hpp"
+#include "adapters/support/detect.hpp"
+#include "adapters/support/pipeline.hpp"
+#include "cli/app.hpp"
+#include "cli/init_support.hpp"
+#include "core/config.hpp"
+#include "core/fs.hpp"
+#include "core/matrix.hpp"
+
+namespace sonata::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;
+
+enum class Status { ok, warning, blocker };
+
+std::string_view to_string(Status s) {
+    switch (s) {
+    case Status::ok: return "ok";
+    case Status::warning: return "warning";
+    case Status::blocker: return "blocker";
+    }
+    return "ok";
+}
+
+struct Check {
+    std::string name;
+    Status status = Status::ok;
+    std::string detail;
+    std::string fix = {};
+};
+
+/// A JSON file's content, null when it is missing or not JSON.
+json read_json(const std::string& path) {
+    auto text = read_file_bounded(path, 16U << 20U);
+    if (!text) return nullptr;
+    return json::parse(*text, nullptr, false, true).is_discarded() ? json(nullptr)
+                                                                   : json::parse(*text);
+}
+
+bool has_sonata_hook(const json& settings) {
+    if (!settings.is_object() || !settings.contains("hooks")) return false;
+    const auto& pre = settings["hooks"].value("PreToolUse", json::array());
+    if (!pre.is_array()) return false;
+    for (const auto& group : pre) {
+        if (!group.is_object() || !group.contains("hooks") || !group["hooks"].is_array()) continue;
+        for (const auto& hook : group["hooks"]) {
+            if (hook.is_object() && hook.value("command", json()).is_string() &&
+                is_sonata_hook_command(hook["command"].get<std::string>())) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+bool has_sonata_server(const json& doc) {
+    return doc.is_object() && doc.contains("mcpServers") && doc["mcpServers"].is_object() &&
+           doc["mcpServers"].contains("sonata") &&
+           is_sonata_mcp_server(doc["mcpServers"]["sonata"]);
+}
+
+/// The sonata plugin, installed through `claude plugin install`.
+bool plugin_installed(const std::string& home) {
+    const auto installed = read_json(home + "/.claude/plugins/installed_plugins.json");
+    const json plugins =
+        installed.is_object() ? installed.value("plugins", json::object()) : json();
+    if (!plugins.is_object()) return false;
+    for (const auto& [key, value] : plugins.items())
+        if (key.rfind("sonata@", 0) == 0) return true;
+    return false;
+}
+
+struct Doctor {
+    const Context& context;
+    std::string home;
+    std::string project;
+    std::vector<Check> checks;
+
+    void add(Check check) { checks.push_back(std::move(check)); }
+
+    void hook(const Config& config, bool plugin) {
+        std::vector<std::string> files = {project + "/.claude/settings.json",
+                                          project + "/.claude/settings.local.json"};
+        if (!home.empty()) files.push_back(home + "/.claude/settings.json");
+        for (const auto& file : files) {
+            if (has_sonata_hook(read_json(file))) {
+                add({"hook", Status::ok, "sonata's PreToolUse hook is in " + file});
+                return;
+            }
+        }
+        if (plugin) {
+            add({"hook", Status::ok, "the sonata plugin brings the PreToolUse hook"});
+            return;
+        }
+        // Without it every dispatch takes the parent for `default`: a role whose harness cannot
+        // ask is then refused.
+        std::string refused;
+        std::vector<std::string> names;
+        for (const auto& [name, role] : config.roles)
+            names.push_back(name);
+        for (const auto& role : builtin_roles())
+            names.push_back(role.name);
+        for (const auto& name : names) {
+            auto found = config.find_role(name);
+            if (!found || found->harness.empty()) continue;
+            adapters::DispatchRequest request;
+            request.role = name;
+            request.mode = "default";
+            request.cwd = context.cwd;
+            request.env = context.env;
+            auto planned = adapters::plan_dispatch(request, config);
+            if (planned && !planned->decision.runs()) {
+                refused = "role " + name + " (" + found->harness +
+                          "): " + planned->decision.refusal().reason;
+                break;
+            }
+        }
+        add({"hook", refused.empty() ? Status::warning : Status::blocker,
+             "sonata's PreToolUse hook is not installed: every dispatch takes this session for "
+             "`default`" +
+                 (refused.empty() ? std::string() : ", where " + refused),
+             "sonata init --yes"});
+    }
+
+    void mcp(bool plugin) {
+        std::string where;
+        if (has_sonata_server(read_json(project + "/.mcp.json"))) where = project + "/.mcp.json";
+        const auto user = home.empty() ? json() : read_json(home + "/.claude.json");
+        if (where.empty() && has_sonata_server(user)) where = home + "/.claude.json";
+        if (where.empty() && user.is_object() && user.contains("projects") &&
+            user["projects"].is_object() && user["projects"].contains(project) &&
+            has_sonata_server(user["projects"][project])) {
+            where = home + "/.claude.json (this project)";
+        }
+        if (where.empty() && plugin) where = "the sonata plugin";
+        if (where.empty()) {
+            add({"mcp", Status::warning,
+                 "`sonata mcp` is not registered with Claude Code: a session can dispatch only "
+                 "through Bash",
+                 "sonata init --yes (or --scope global --yes, or the plugin)"});
+            return;
+        }
+        add({"mcp", Status::ok, "`sonata mcp` is registered in " + where});
+        if (where == project + "/.mcp.json") {
+            std::vector<std::string> loaders;
+            for (const auto& adapter : adapters::all_adapters()) {
+                if (adapter->id() == "claude") continue; // its mappings read no project MCP
+                const auto setup = adapter->project_mcp(project, {"sonata", "mcp"});
+                if (setup && !setup->files.empty() && setup->files.front().path == where)
+                    loaders.emplace_back(adapter->id());
+            }
+            add({"recursion", Status::warning,
+                 "the project's .mcp.json exposes sonata's own tools to the harnesses that load it "
+                 "(" +
+                     fmt::format("{}", fmt::join(loaders, ", ")) +
+                     "): sonata refuses to dispatch them from this workspace",
+                 "sonata init --remove --yes && sonata init --scope global --yes"});
+        }
+    }
+
+    void harnesses_and_matrix(const Config& config) {
+        auto runner = make_system_runner();
+        std::optional<Matrix> matrix;
+        std::string matrix_path;
+        if (auto dir = machine_dir_checked(context.env)) {
+            matrix_path = default_matrix_path(*dir);
+            if (fs::exists(matrix_path)) {
+                auto loaded = load_matrix(matrix_path);
+                if (loaded) {
+                    matrix = std::move(*loaded);
+                } else {
+                    add({"matrix", Status::blocker, loaded.error().message, "sonata probe"});
+                }
+            }
+        }
+        const bool strict = config.gate == GateStrictness::strict;
+        const Status unmeasured = strict ? Status::blocker : Status::warning;
+        if (!matrix && !matrix_path.empty() && !fs::exists(matrix_path)) {
+            add({"matrix", unmeasured,
+                 "no capability matrix on this machine (" + matrix_path +
+                     "): every mapping runs unmeasured" +
+                     (strict ? " and gate = \"strict\" refuses it" : ""),
+                 "sonata probe"});
+        } else if (matrix) {
+            add({"matrix", Status::ok,
+                 matrix_path + ": " + std::to_string(matrix->cells.size()) + " cells"});
+        }
+        for (const auto& adapter : adapters::all_adapters()) {
+            const std::string id(adapter->id());
+            const auto s = adapters::detect_harness(*adapter, id, config, context.env, *runner);
+            if (!s.installed) continue;
+            if (s.version.empty()) {
+                add({"harness " + id, Status::warning,
+                     s.path + ": its version could not be read (" + s.note + ")"});
+                continue;
+            }
+            const bool measured =
+                matrix &&
+                std::any_of(matrix->cells.begin(), matrix->cells.end(), [&](const Cell& c) {
+                    return c.harness == id && c.version == s.version;
+                });
+            if (matrix && !measured) {
+                add({"harness " + id, unmeasured,
+                     s.version + " at " + s.path +
+                         " is not in the matrix (probed: an older "
+                         "version, or never)",
+                     "sonata probe --harness " + id});
+            } else {
+                add({"harness " + id, Status::ok, s.version + " at " + s.path});
+            }
+            if (id == "codex") codex_trust();
+            if (id == "reasonix") {
+                add({"reasonix telemetry", Status::ok,
+                     "sonata answers its usage-statistics question (REASONIX_TELEMETRY=0)"});
+            }
+        }
+    }
+
+    void codex_trust() {
+        auto text = read_file_bounded(home + "/.codex/config.toml", 4U << 20U);
+        const std::string key = "[projects.\"" + project + "\"]";
+        const bool trusted =
+            text && text->find(key) != std::string::npos &&
+            text->find("trust_level = \"trusted\"", text->find(key)) != std::string::npos;
+        if (trusted) {
+            add({"codex trust", Status::ok, "codex trusts " + project});
+        } else {
+            add({"codex trust", Status::warning,
+                 "codex does not trust " + project +
+                     ": its TUI (the default mapping) waits on "
+                     "the trust card first",
+                 "add `" + key + "` with `trust_level = \"trusted\"` to ~/.codex/config.toml"});
+        }
+    }
+
+    void host() {
+        const auto path = context.env.find("PATH");
+        if (search_path("tmux", path == context.env.end() ? "/usr/bin:/bin" : path->second)) {
+            add({"tmux", Status::ok, "tmux is on PATH"});
+        } else {
+            add({"tmux", Status::warning,
+                 "tmux is not on PATH: the TUI mappings (codex and reasonix in default mode) "
+                 "cannot run",
+                 "apt-get install tmux"});
+        }
+        if (::geteuid() == 0) {
+            add({"root", Status::warning,
+                 "running as root: claude refuses bypassPermissions, and so does sonata (it "
+                 "dispatches acceptEdits instead)",
+                 "run sonata and Claude Code as a non-root user"});
+        }
+        std::error_code ec;
+        if (fs::exists("/etc/claude-code/managed-mcp.json", ec)) {
+            add({"managed mcp", Status::warning,
+                 "/etc/claude-code/managed-mcp.json: Claude Code takes MCP servers only from it, "
+                 "so `sonata mcp` must be listed there; sonata's read-only claude mappings deny "
+                 "MCP tools instead of replacing the list",
+                 "ask the administrator to add `sonata mcp` to managed-mcp.json"});
+        }
+    }
+};
+
+Result<int> run_doctor(bool as_json, const Context& context) {
+    Doctor doctor{context, {}, {}, {}};
+    const auto home = context.env.find("HOME");
+    if (home != context.env.end()) doctor.home = home->second;
+    const auto where = locate_config(context.cwd, context.env);
+    doctor.project = where.project_dir.empty() ? context.cwd : where.project_dir;
+    auto config = context.config();
+    if (!config) {
+        doctor.add(
+            {"config", Status::blocker, config.error().message, "fix the file and line it names"});
+    } else {
+        doctor.add(
+            {"config", Status::ok,
+             where.project_file.empty()
+                 ? (where.machine_file.empty() ? "defaults (no config file)" : where.machine_file)
+                 : where.project_file});
+        const bool plugin = plugin_installed(doctor.home);
+        doctor.hook(*config, plugin);
+        doctor.mcp(plugin);
+        doctor.harnesses_and_matrix(*config);
+    }
+    doctor.host();
+    bool blocked = false;
+    json list = json::array();
+    for (const auto& c : doctor.checks) {
+        blocked = blocked || c.status == Status::blocker;
+        if (as_json) {
+            list.push_back({{"check", c.name},
+                            {"status", to_string(c.status)},
+                            {"detail", c.detail},
+                            {"fix", c.fix.empty() ? json(nullptr) : json(c.fix)}});
+        } else {
+            std::cout << fmt::format("{:<8} {}: {}", to_string(c.status), c.name, c.detail)
+                      << (c.fix.empty() ? "" : "\n         fix: " + c.fix) << '\n';
+        }
+    }
+    if (as_json) std::cout << list.dump(2, ' ', false, json::error_handler_t::replace) << '\n';
+    return blocked ? to_int(ExitCode::failure) : 0;
+}
+
+} // namespace
+
+void add_doctor(CLI::App& app, Action& action) {
+    auto json_flag = std::make_shared<bool>(false);
+    auto* cmd = app.add_subcommand(
+        "doctor", "Check this machine and project: ok, warning or blocker, each with its fix; "
+                  "exits 1 on a blocker");
+    cmd->add_flag("--json", *json_flag, "Print a JSON array of {check, status, detail, fix}");
+    cmd->callback([&action, json_flag] {
+        action = [json_flag](const Context& context) { return run_doctor(*json_flag, context); };
+    });
+}
+
+} // namespace sonata::cli

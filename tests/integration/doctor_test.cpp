@@ -1,0 +1,81 @@
+// `sonata doctor` with the real binary in a scratch project and HOME: what a fresh machine lacks is
+// a warning with its fix, a role that cannot run without the hook and a broken config are
+// blockers (exit 1), and `sonata init` clears the hook and MCP warnings.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/scratch_dir.hpp"
+#include "tests/support/sonata_run.hpp"
+
+namespace sonata {
+namespace {
+
+using nlohmann::json;
+using testing::run_sonata;
+
+class Doctor : public ::testing::Test {
+protected:
+    testing::ScratchDir m_dir;
+    Environment m_env = testing::hermetic_env(m_dir);
+    std::string m_project = m_dir.make_dir("project");
+
+    /// check name → {status, fix} from `doctor --json`, and the exit code.
+    std::map<std::string, std::pair<std::string, std::string>> doctor(int& exit_code) {
+        const auto run = run_sonata({"doctor", "--json"}, m_env, m_project);
+        exit_code = run.exit_code;
+        std::map<std::string, std::pair<std::string, std::string>> out;
+        const auto list = json::parse(run.out, nullptr, false);
+        EXPECT_TRUE(list.is_array()) << run.out << run.err;
+        if (!list.is_array()) return out;
+        for (const auto& c : list) {
+            out[c["check"]] = {c["status"], c["fix"].is_null() ? "" : c["fix"].get<std::string>()};
+        }
+        return out;
+    }
+};
+
+TEST_F(Doctor, AFreshProjectGetsWarningsWithTheirFixesAndInitClearsThem) {
+    int code = -1;
+    auto checks = doctor(code);
+    EXPECT_EQ(code, 0);
+    EXPECT_EQ(checks["hook"],
+              std::make_pair(std::string("warning"), std::string("sonata init --yes")));
+    EXPECT_EQ(checks["mcp"].first, "warning");
+    EXPECT_EQ(checks["matrix"],
+              std::make_pair(std::string("warning"), std::string("sonata probe")));
+    EXPECT_EQ(checks["config"].first, "ok");
+    EXPECT_TRUE(checks.count("tmux"));
+
+    ASSERT_EQ(run_sonata({"init", "--yes"}, m_env, m_project).exit_code, 0);
+    checks = doctor(code);
+    EXPECT_EQ(code, 0);
+    EXPECT_EQ(checks["hook"].first, "ok");
+    EXPECT_EQ(checks["mcp"].first, "ok");
+    // Registered in the project's .mcp.json, sonata's tools reach the harnesses that load it.
+    EXPECT_EQ(checks["recursion"].first, "warning");
+
+    const auto text = run_sonata({"doctor"}, m_env, m_project);
+    EXPECT_NE(text.out.find("ok       hook: sonata's PreToolUse hook is in "), std::string::npos)
+        << text.out;
+}
+
+TEST_F(Doctor, ARoleThatCannotRunWithoutTheHookIsABlocker) {
+    testing::write_text(m_project + "/sonata.toml",
+                        "[roles.quick]\nkind = \"write\"\nharness = \"pi\"\n");
+    int code = -1;
+    auto checks = doctor(code);
+    EXPECT_EQ(code, 1);
+    EXPECT_EQ(checks["hook"],
+              std::make_pair(std::string("blocker"), std::string("sonata init --yes")));
+}
+
+TEST_F(Doctor, ABrokenConfigIsABlockerNamingItsLine) {
+    testing::write_text(m_project + "/sonata.toml", "gate = \"sometimes\"\n");
+    const auto run = run_sonata({"doctor"}, m_env, m_project);
+    EXPECT_EQ(run.exit_code, 1);
+    EXPECT_NE(run.out.find("blocker  config: "), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find("sonata.toml"), std::string::npos) << run.out;
+}
+
+} // namespace
+} // namespace sonata
