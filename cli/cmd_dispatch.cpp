@@ -30,6 +30,8 @@ struct DispatchArgs {
     std::string task;
     std::string task_file;
     std::string stdin_marker; ///< "-": the task comes on stdin.
+    std::string role;         ///< Required unless --resume names the run to continue.
+    std::string resume_run;
     std::string cwd;
     std::optional<long> timeout;
     std::optional<long> window;
@@ -74,6 +76,18 @@ Result<int> run_dispatch(const DispatchArgs& args, const Context& context) {
     adapters::DispatchRequest request = args.request;
     request.cwd = args.cwd.empty() ? context.cwd : args.cwd;
     request.env = context.env;
+    if (!args.resume_run.empty()) {
+        if (!args.role.empty())
+            return fail(ExitCode::usage, "--resume continues the run's own role: drop --role");
+        Context here = context;
+        here.cwd = request.cwd;
+        if (auto ok = resume_run(request, args.resume_run, here); !ok)
+            return tl::unexpected(ok.error());
+    } else if (args.role.empty()) {
+        return fail(ExitCode::usage, "--role is required (or --resume RUN_ID)");
+    } else {
+        request.role = args.role;
+    }
     const auto timeout =
         args.timeout ? std::optional(std::chrono::seconds(*args.timeout)) : std::nullopt;
     auto started = start_dispatch(request, *task, *config, timeout);
@@ -100,9 +114,11 @@ Result<int> run_dispatch(const DispatchArgs& args, const Context& context) {
 
 void add_common(CLI::App* cmd, DispatchArgs& args) {
     cmd->add_option("--harness", args.request.harness, "Harness id (default: the role's harness)");
-    cmd->add_option("--role", args.request.role,
-                    "Role: read-only, write, review, explore, plan, code, or one from config")
-        ->required();
+    cmd->add_option("--role", args.role,
+                    "Role: read-only, write, review, explore, plan, code, or one from config");
+    cmd->add_option("--resume", args.resume_run,
+                    "Continue the harness session of a finished run (its harness and role), "
+                    "never wider than that run nor the parent's mode now");
     cmd->add_option("--task", args.task, "The task, as text");
     cmd->add_option("--task-file", args.task_file, "Read the task from FILE");
     cmd->add_option("stdin", args.stdin_marker, "- reads the task from stdin");

@@ -272,12 +272,21 @@ ToolOutcome tool_dispatch(const Args& args, const Context& context, const Progre
     const bool has_task = args.contains("task");
     if (has_task == args.contains("task_file"))
         return {"give the task once: task or task_file", true};
-    if (!args.contains("harness") && !args.contains("role"))
-        return {"give a harness or a role", true};
+    const bool resuming = args.contains("resume");
+    if (!resuming && !args.contains("harness") && !args.contains("role"))
+        return {"give a harness or a role (or resume, a finished run's id)", true};
+    if (resuming && args.contains("role"))
+        return {"resume continues the run's own role: drop role", true};
     auto config = context.config();
     if (!config) return error_outcome(config.error());
     auto request = base_request(args, context);
     if (auto bad = checked_dir(request.cwd); !bad.empty()) return {bad, true};
+    if (resuming) {
+        Context here = context;
+        here.cwd = request.cwd;
+        if (auto ok = resume_run(request, text_arg(args, "resume"), here); !ok)
+            return error_outcome(ok.error());
+    }
     std::string task = text_arg(args, "task");
     if (!has_task) {
         const auto path = std::filesystem::path(request.cwd) / text_arg(args, "task_file");
@@ -412,6 +421,8 @@ const std::vector<Tool>& tools() {
                        {"additionalProperties", {{"type", "string"}}},
                        {"description", "Per-task options (key: value); they may only narrow"}}},
                      {"cwd", string_prop("The workspace (default: this session's directory)")},
+                     {"resume", string_prop("A finished run's id: continue its harness session "
+                                            "(its harness and role), never wider than that run")},
                      {"window_seconds", window}}),
              false, tool_dispatch});
         t.push_back({"wait", "Wait for a run to finish, pause or stall; returns its report.",

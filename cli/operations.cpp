@@ -44,6 +44,38 @@ Result<std::string> run_dir_of(const std::string& id, const Context& context) {
     return dispatch::run_dir(*root, id);
 }
 
+Result<void> resume_run(adapters::DispatchRequest& request, const std::string& run_id,
+                        const Context& context) {
+    auto dir = run_dir_of(run_id, context);
+    if (!dir) return tl::unexpected(dir.error());
+    auto old = dispatch::run_status(*dir);
+    if (!old) return tl::unexpected(old.error());
+    if (!dispatch::is_final(old->state)) {
+        return fail(ExitCode::usage, "run " + old->id + " is still " +
+                                         std::string(to_string(old->state)) +
+                                         ": wait for it (or cancel it) before resuming it");
+    }
+    if (!request.harness.empty() && request.harness != old->harness) {
+        return fail(ExitCode::usage, "run " + old->id + " ran " + old->harness + ": --harness " +
+                                         request.harness + " cannot continue its session");
+    }
+    if (old->harness_session.empty()) {
+        return fail(ExitCode::usage,
+                    "run " + old->id + " recorded no " + old->harness +
+                        " session id (sonata could not read one from the run), so it cannot be "
+                        "resumed: dispatch a new run");
+    }
+    auto mode = parse_mode(old->mode);
+    if (!mode) return tl::unexpected(mode.error());
+    request.harness = old->harness;
+    request.role = old->role;
+    request.resume = old->harness_session;
+    request.ceiling = *mode;
+    request.ceiling_source = "resuming run " + old->id + " (" + old->mode + ")";
+    request.resumed_run = old->id;
+    return {};
+}
+
 Result<DispatchStarted> start_dispatch(const adapters::DispatchRequest& request,
                                        const std::string& task, const Config& config,
                                        std::optional<std::chrono::seconds> timeout) {
@@ -55,8 +87,10 @@ Result<DispatchStarted> start_dispatch(const adapters::DispatchRequest& request,
     if (!root) return tl::unexpected(root.error());
     auto self = this_executable();
     if (!self) return tl::unexpected(self.error());
+    auto receipt = receipt_of(out.planned);
+    receipt.resumed_from = request.resumed_run;
     dispatch::StartRequest start{out.planned.decision,
-                                 receipt_of(out.planned),
+                                 receipt,
                                  task,
                                  request.cwd,
                                  request.env,

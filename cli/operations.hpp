@@ -16,6 +16,13 @@ namespace sonata::cli {
 /// is empty. A hostile id is a usage error.
 Result<std::string> run_dir_of(const std::string& id, const Context& context);
 
+/// Turns `request` into the continuation of run `run_id`: its harness, role and harness session,
+/// and a ceiling at the mode it ran in, so the resumed session is never wider than the run nor
+/// than the parent's mode now. A run still going, one without a recorded harness session, or one
+/// of another harness than `request.harness` is a usage error saying so.
+Result<void> resume_run(adapters::DispatchRequest& request, const std::string& run_id,
+                        const Context& context);
+
 /// A planned dispatch: started (run_dir set) or refused by the planner or the gate.
 struct DispatchStarted {
     adapters::Planned planned;

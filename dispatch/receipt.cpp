@@ -99,6 +99,7 @@ std::string receipt_to_json(const Receipt& r) {
     j["degraded_reason"] = r.degraded_reason;
     j["log_capped"] = r.log_capped;
     j["harness_session"] = r.harness_session;
+    j["resumed_from"] = r.resumed_from;
     j["files_changed"] = r.files_changed;
     j["note"] = r.note;
     j["supervisor_pid"] = r.supervisor_pid;
@@ -176,6 +177,7 @@ Result<Receipt> parse_receipt(std::string_view text, const std::string& source) 
         take_added(j, "tmux_server_pid", r.tmux_server_pid);
         take_added(j, "tmux_server_start", r.tmux_server_start);
         take_added(j, "tmux_socket", r.tmux_socket);
+        take_added(j, "resumed_from", r.resumed_from);
     } catch (const json::exception& e) {
         return fail(ExitCode::bad_data,
                     source + ": malformed receipt (" + std::string(e.what()) + ")");

@@ -84,6 +84,7 @@ struct Receipt {
     std::string degraded_reason;
     bool log_capped = false;     ///< harness.log reached its cap; the rest was dropped.
     std::string harness_session; ///< The harness's own session id, for resume; empty when unknown.
+    std::string resumed_from = {};          ///< The run whose harness session this one continues.
     std::vector<std::string> files_changed; ///< In the workspace, .sonata/ and .git/ excluded.
     std::string note; ///< A remark on the run (e.g. a write role that changed nothing).
     int supervisor_pid = 0;

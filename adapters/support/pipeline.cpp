@@ -94,18 +94,28 @@ Result<ParentMode> choose_mode_unnested(const DispatchRequest& setup, const Conf
 // session that started the run, or to none.
 Result<ParentMode> choose_mode(const DispatchRequest& setup, const Config& config) {
     auto choice = choose_mode_unnested(setup, config);
-    const auto nested = setup.env.find("SONATA_RUN_MODE");
-    if (!choice || nested == setup.env.end()) return choice;
-    const auto run = setup.env.find("SONATA_RUN_ID");
-    const std::string id = run == setup.env.end() ? std::string("?") : run->second;
-    auto cap = parse_mode(nested->second);
-    const Mode run_mode = cap ? *cap : Mode::plan; // unreadable: the narrowest
-    if (!no_wider_than(choice->mode, run_mode)) {
-        choice->warnings.push_back("inside run " + id + " (" + std::string(to_string(run_mode)) +
-                                   "): " + std::string(to_string(choice->mode)) + " from " +
-                                   choice->source + " is capped at the run's mode");
-        choice->mode = run_mode;
-        choice->source = "run " + id;
+    if (!choice) return choice;
+    if (const auto nested = setup.env.find("SONATA_RUN_MODE"); nested != setup.env.end()) {
+        const auto run = setup.env.find("SONATA_RUN_ID");
+        const std::string id = run == setup.env.end() ? std::string("?") : run->second;
+        auto cap = parse_mode(nested->second);
+        const Mode run_mode = cap ? *cap : Mode::plan; // unreadable: the narrowest
+        if (!no_wider_than(choice->mode, run_mode)) {
+            choice->warnings.push_back("inside run " + id + " (" +
+                                       std::string(to_string(run_mode)) +
+                                       "): " + std::string(to_string(choice->mode)) + " from " +
+                                       choice->source + " is capped at the run's mode");
+            choice->mode = run_mode;
+            choice->source = "run " + id;
+        }
+    }
+    // A resumed run: never wider than the run it continues.
+    if (setup.ceiling && !no_wider_than(choice->mode, *setup.ceiling)) {
+        choice->warnings.push_back(
+            setup.ceiling_source + ": " + std::string(to_string(choice->mode)) + " from " +
+            choice->source + " is capped at " + std::string(to_string(*setup.ceiling)));
+        choice->mode = *setup.ceiling;
+        choice->source = setup.ceiling_source;
     }
     return choice;
 }

@@ -24,6 +24,10 @@ struct DispatchRequest {
     std::string model;
     std::vector<std::string> options;
     std::string resume;
+    /// A mode the parent's may not exceed, and where it comes from (a resumed run's own mode).
+    std::optional<Mode> ceiling = {};
+    std::string ceiling_source = {};
+    std::string resumed_run = {}; ///< The sonata run whose harness session `resume` continues.
     std::optional<double> budget;
     std::string version; ///< Empty: detect.
     std::string matrix;  ///< Empty: this machine's matrix.

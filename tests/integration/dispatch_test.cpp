@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 #include <thread>
@@ -126,6 +127,62 @@ TEST_F(Dispatch, AReportWrittenByTheHarnessComesBackWithItsProvenance) {
     EXPECT_NE(run.err.find("sonata: warning: "), std::string::npos)
         << "unmeasured properties are warned about";
     expect_nothing_left();
+}
+
+TEST_F(Dispatch, ResumeContinuesTheRunsSessionNeverWiderThanThatRun) {
+    const auto first = dispatch("scenario: session one");
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    const std::string id = receipt_of(first).at("id");
+    EXPECT_EQ(receipt_of(first).at("harness_session"), "sess-one");
+
+    // Asked wider than the run it continues: it stays acceptEdits, and says why.
+    auto resumed = sonata({"dispatch", "--resume", id, "--mode", "bypassPermissions", "--task",
+                           "scenario: session two", "--json"});
+    ASSERT_EQ(resumed.exit_code, 0) << resumed.err << resumed.out;
+    json r = receipt_of(resumed);
+    EXPECT_EQ(r.at("resumed_from"), id);
+    EXPECT_EQ(r.at("harness"), "grok");
+    EXPECT_EQ(r.at("role"), "code");
+    EXPECT_EQ(r.at("mode"), "acceptEdits");
+    EXPECT_EQ(r.at("parent_mode_source"), "resuming run " + id + " (acceptEdits)");
+    const auto argv = r.at("argv").get<std::vector<std::string>>();
+    const auto flag = std::find(argv.begin(), argv.end(), "--resume");
+    ASSERT_NE(flag, argv.end());
+    ASSERT_NE(flag + 1, argv.end());
+    EXPECT_EQ(*(flag + 1), "sess-one");
+    EXPECT_NE(json::parse(resumed.out).at("report").get<std::string>().find("resumed sess-one"),
+              std::string::npos);
+    EXPECT_NE(resumed.err.find("is capped at acceptEdits"), std::string::npos) << resumed.err;
+
+    // Asked narrower: narrower it is.
+    resumed = sonata({"dispatch", "--resume", id, "--mode", "plan", "--task",
+                      "scenario: session three", "--json"});
+    ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+    EXPECT_EQ(receipt_of(resumed).at("mode"), "plan");
+
+    // What cannot be resumed says why, and starts nothing.
+    const auto runs_before = sonata({"runs"}).out;
+    const auto no_session = dispatch("scenario: final x");
+    const std::string plain = receipt_of(no_session).at("id");
+    struct Bad {
+        std::vector<std::string> args;
+        std::string says;
+    };
+    for (const auto& bad : std::vector<Bad>{
+             {{"--resume", plain}, "recorded no grok session id"},
+             {{"--resume", id, "--harness", "codex"}, "ran grok: --harness codex cannot continue"},
+             {{"--resume", id, "--role", "review"}, "--resume continues the run's own role"},
+             {{"--resume", "../../etc"}, "run id"}}) {
+        std::vector<std::string> args{"dispatch", "--task", "scenario: session four"};
+        args.insert(args.end(), bad.args.begin(), bad.args.end());
+        const auto run = sonata(args);
+        EXPECT_EQ(run.exit_code, to_int(ExitCode::usage)) << run.err;
+        EXPECT_NE(run.err.find(bad.says), std::string::npos) << run.err;
+    }
+    const auto runs_after = sonata({"runs"}).out;
+    EXPECT_EQ(std::count(runs_after.begin(), runs_after.end(), '\n'),
+              std::count(runs_before.begin(), runs_before.end(), '\n') + 1)
+        << "only the plain run was added";
 }
 
 TEST_F(Dispatch, AFinalMessageIsTheReportAndAReadOnlyRunsOutputIsItsReport) {

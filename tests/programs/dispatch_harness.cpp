@@ -3,6 +3,9 @@
 // argument, or stdin when that is not a pipe-less /dev/null) and acts on "scenario: NAME [TOKEN]":
 //   report TOKEN   writes "report TOKEN" to the report path the instructions name, prints "done"
 //   final TOKEN    prints "final answer TOKEN" (only a final message)
+//   session TOKEN  prints "session id: sess-TOKEN" (what a resume continues), then the final
+//   answer;
+//                  resumed (--resume ID), it prints "resumed ID" first
 //   crash          prints a line, then dies of SIGSEGV
 //   silent         exits 0 having printed nothing
 //   hang           prints its pid, then sleeps (and so does a child it forks)
@@ -169,6 +172,10 @@ int main(int argc, char** argv) {
         std::cout << "done\n";
     } else if (scenario == "final") {
         std::cout << "final answer " << token << "\n";
+    } else if (scenario == "session") {
+        for (int i = 1; i + 1 < argc; ++i)
+            if (std::string(argv[i]) == "--resume") std::cout << "resumed " << argv[i + 1] << "\n";
+        std::cout << "session id: sess-" << token << "\nfinal answer " << token << "\n";
     } else if (scenario == "crash") {
         std::cout << "about to crash" << std::endl;
         std::raise(SIGSEGV);

@@ -149,9 +149,12 @@ TEST_F(McpServerTest, DispatchWantsOneTaskAndAHarnessOrARole) {
     m_server.handle(
         call(2, "dispatch", {{"role", "review"}, {"task", "a"}, {"task_file", "b"}}).dump());
     m_server.handle(call(3, "dispatch", {{"task", "look"}}).dump());
+    m_server.handle(call(4, "dispatch", {{"task", "go on"}, {"resume", "no-such-run"}}).dump());
+    m_server.handle(
+        call(5, "dispatch", {{"task", "go on"}, {"resume", "r1"}, {"role", "review"}}).dump());
     m_server.drain();
     const auto out = take();
-    ASSERT_EQ(out.size(), 3U);
+    ASSERT_EQ(out.size(), 5U);
     for (const auto& m : out) {
         EXPECT_EQ(m["result"]["isError"], true) << m;
     }
