@@ -95,8 +95,12 @@ Result<int> run_dispatch(const DispatchArgs& args, const Context& context) {
     const Decision& decision = started->planned.decision;
     if (!decision.runs()) {
         std::cout << decision_to_text(decision); // the same text as `sonata plan`
+        for (const auto& a : started->passed_over)
+            std::cout << "  also tried " << a.harness << ": " << a.why << '\n';
         return to_int(ExitCode::refused);
     }
+    for (const auto& a : started->passed_over)
+        std::cerr << "sonata: passed over " << a.harness << " (" << a.why << ")\n";
     for (const auto& warning : decision.warnings)
         std::cerr << "sonata: warning: " << warning << '\n';
     const std::string& id = started->id;

@@ -298,11 +298,14 @@ ToolOutcome tool_dispatch(const Args& args, const Context& context, const Progre
     auto started = start_dispatch(request, task, *config, std::nullopt);
     if (!started) return error_outcome(started.error());
     const auto& decision = started->planned.decision;
+    std::string tried;
+    for (const auto& a : started->passed_over)
+        tried += "passed over " + a.harness + ": " + a.why + "\n";
     if (!decision.runs())
-        return {decision_to_text(decision) + parent_line(started->planned) + "\n", true};
+        return {decision_to_text(decision) + tried + parent_line(started->planned) + "\n", true};
     std::string header = "run " + started->id + ": " + decision.harness + "@" + decision.version +
                          " in " + std::string(to_string(decision.effective_mode)) + " mode\n" +
-                         parent_line(started->planned) + "\n";
+                         parent_line(started->planned) + "\n" + tried;
     for (const auto& warning : decision.warnings)
         header += "warning: " + warning + "\n";
     progress("started run " + started->id);

@@ -76,12 +76,15 @@ Result<void> resume_run(adapters::DispatchRequest& request, const std::string& r
     return {};
 }
 
-Result<DispatchStarted> start_dispatch(const adapters::DispatchRequest& request,
-                                       const std::string& task, const Config& config,
-                                       std::optional<std::chrono::seconds> timeout) {
+namespace {
+
+/// One harness: plan and, when it runs, start.
+Result<DispatchStarted> start_one(const adapters::DispatchRequest& request, const std::string& task,
+                                  const Config& config, std::optional<std::chrono::seconds> timeout,
+                                  const std::vector<dispatch::Attempt>& passed_over) {
     auto planned = adapters::plan_dispatch(request, config);
     if (!planned) return tl::unexpected(planned.error());
-    DispatchStarted out{std::move(*planned), {}, {}};
+    DispatchStarted out{std::move(*planned), {}, {}, passed_over};
     if (!out.planned.decision.runs()) return out;
     auto root = dispatch::runs_root(request.cwd, request.env);
     if (!root) return tl::unexpected(root.error());
@@ -89,6 +92,7 @@ Result<DispatchStarted> start_dispatch(const adapters::DispatchRequest& request,
     if (!self) return tl::unexpected(self.error());
     auto receipt = receipt_of(out.planned);
     receipt.resumed_from = request.resumed_run;
+    receipt.attempts = passed_over;
     dispatch::StartRequest start{out.planned.decision,
                                  receipt,
                                  task,
@@ -104,6 +108,30 @@ Result<DispatchStarted> start_dispatch(const adapters::DispatchRequest& request,
     out.run_dir = *dir;
     out.id = dir->substr(dir->rfind('/') + 1);
     return out;
+}
+
+} // namespace
+
+Result<DispatchStarted> start_dispatch(const adapters::DispatchRequest& request,
+                                       const std::string& task, const Config& config,
+                                       std::optional<std::chrono::seconds> timeout) {
+    std::vector<std::string> ranked;
+    if (request.harness.empty() && request.resume.empty()) {
+        if (auto role = config.find_role(request.role); role && role->ranked.size() > 1)
+            ranked = role->ranked;
+    }
+    if (ranked.empty()) return start_one(request, task, config, timeout, {});
+    std::vector<dispatch::Attempt> passed_over;
+    Result<DispatchStarted> last = fail(ExitCode::config, "no harness to try");
+    for (const auto& harness : ranked) {
+        adapters::DispatchRequest one = request;
+        one.harness = harness;
+        last = start_one(one, task, config, timeout, passed_over);
+        if (last && last->planned.decision.runs()) return last;
+        passed_over.push_back({harness, last ? "refused: " + last->planned.decision.refusal().reason
+                                             : "could not start: " + last.error().message});
+    }
+    return last; // the last one's own refusal is the decision; the others are passed_over
 }
 
 } // namespace sonata::cli

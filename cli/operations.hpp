@@ -28,10 +28,13 @@ struct DispatchStarted {
     adapters::Planned planned;
     std::string run_dir; ///< Empty when the decision refuses.
     std::string id;
+    std::vector<dispatch::Attempt> passed_over = {}; ///< A ranked role's harnesses before this one.
 };
 
 /// Plans `request` as `sonata plan` does and, when the decision runs, starts the run under a
-/// detached supervisor. `request.cwd` and `request.env` must be set.
+/// detached supervisor. `request.cwd` and `request.env` must be set. A role with a ranked list
+/// (`harnesses = [...]`) and no --harness tries each in order, moving on when the gate or the
+/// planner refuses one or its supervisor cannot start; never once a run has started.
 Result<DispatchStarted> start_dispatch(const adapters::DispatchRequest& request,
                                        const std::string& task, const Config& config,
                                        std::optional<std::chrono::seconds> timeout);

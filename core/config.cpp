@@ -2,6 +2,7 @@
 // file, the line and the key, with a "did you mean" for misspelt keys.
 #include "core/config.hpp"
 
+#include <algorithm>
 #include <array>
 #include <filesystem>
 #include <fstream>
@@ -146,7 +147,8 @@ struct Parser {
             const auto* role = value.as_table();
             if (role == nullptr)
                 return fail(ExitCode::config, at(value) + "'" + path + "' must be a table");
-            if (auto r = unknown_keys(*role, {"kind", "harness", "model"}, path + "."); !r)
+            if (auto r = unknown_keys(*role, {"kind", "harness", "harnesses", "model"}, path + ".");
+                !r)
                 return r;
             Role parsed{name, RoleKind::read_only, {}, {}};
             const auto* kind = role->get("kind");
@@ -168,6 +170,28 @@ struct Parser {
                     (std::string(field) == "harness" ? parsed.harness : parsed.model) = *text;
                     config.lines[path + "." + field] = static_cast<int>(f->source().begin.line);
                 }
+            }
+            if (const auto* ranked = role->get("harnesses")) {
+                const auto* list = ranked->as_array();
+                if (role->get("harness") != nullptr)
+                    return fail(ExitCode::config,
+                                at(*ranked) + "'" + path +
+                                    "' sets both harness and harnesses; keep one");
+                if (list == nullptr || list->empty())
+                    return fail(ExitCode::config, at(*ranked) + "'" + path +
+                                                      ".harnesses' must be a non-empty array of "
+                                                      "harness ids, best first");
+                for (const auto& item : *list) {
+                    auto id = string_at(item, path + ".harnesses");
+                    if (!id) return tl::unexpected(id.error());
+                    if (std::find(parsed.ranked.begin(), parsed.ranked.end(), *id) !=
+                        parsed.ranked.end())
+                        return fail(ExitCode::config,
+                                    at(item) + "'" + path + ".harnesses' lists " + *id + " twice");
+                    parsed.ranked.push_back(*id);
+                }
+                parsed.harness = parsed.ranked.front();
+                config.lines[path + ".harness"] = static_cast<int>(ranked->source().begin.line);
             }
             config.lines[path] = static_cast<int>(value.source().begin.line);
             config.roles[name] = parsed;

@@ -52,6 +52,8 @@ struct Role {
     RoleKind kind = RoleKind::read_only;
     std::string harness; ///< Default harness for the role; empty when none.
     std::string model;   ///< Default model for the role; empty when none.
+    /// `harnesses = [...]`: the ranked list dispatch falls back along (harness is its first).
+    std::vector<std::string> ranked = {};
 };
 
 /// The built-in roles, in a stable order.

@@ -100,6 +100,10 @@ std::string receipt_to_json(const Receipt& r) {
     j["log_capped"] = r.log_capped;
     j["harness_session"] = r.harness_session;
     j["resumed_from"] = r.resumed_from;
+    json attempts = json::array();
+    for (const auto& a : r.attempts)
+        attempts.push_back({{"harness", a.harness}, {"why", a.why}});
+    j["attempts"] = attempts;
     j["files_changed"] = r.files_changed;
     j["note"] = r.note;
     j["supervisor_pid"] = r.supervisor_pid;
@@ -178,6 +182,11 @@ Result<Receipt> parse_receipt(std::string_view text, const std::string& source) 
         take_added(j, "tmux_server_start", r.tmux_server_start);
         take_added(j, "tmux_socket", r.tmux_socket);
         take_added(j, "resumed_from", r.resumed_from);
+        if (j.contains("attempts")) {
+            for (const auto& a : j.at("attempts"))
+                r.attempts.push_back(
+                    {a.at("harness").get<std::string>(), a.at("why").get<std::string>()});
+        }
     } catch (const json::exception& e) {
         return fail(ExitCode::bad_data,
                     source + ": malformed receipt (" + std::string(e.what()) + ")");

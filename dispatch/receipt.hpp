@@ -50,6 +50,14 @@ struct Approval {
     bool operator==(const Approval&) const = default;
 };
 
+/// A harness dispatch passed over before the one that ran.
+struct Attempt {
+    std::string harness;
+    std::string why;
+
+    bool operator==(const Attempt&) const = default;
+};
+
 struct Receipt {
     static constexpr int k_schema = 1;
     int schema = k_schema;
@@ -84,7 +92,9 @@ struct Receipt {
     std::string degraded_reason;
     bool log_capped = false;     ///< harness.log reached its cap; the rest was dropped.
     std::string harness_session; ///< The harness's own session id, for resume; empty when unknown.
-    std::string resumed_from = {};          ///< The run whose harness session this one continues.
+    std::string resumed_from = {}; ///< The run whose harness session this one continues.
+    /// A ranked role's harnesses tried before this one, and why dispatch moved on.
+    std::vector<Attempt> attempts = {};
     std::vector<std::string> files_changed; ///< In the workspace, .sonata/ and .git/ excluded.
     std::string note; ///< A remark on the run (e.g. a write role that changed nothing).
     int supervisor_pid = 0;

@@ -26,10 +26,13 @@ Result<void> check_config_harnesses(const Config& config) {
         }
     }
     for (const auto& [name, role] : config.roles) {
-        if (role.harness.empty()) continue;
-        if (auto found = find_adapter(role.harness); !found) {
-            return fail(ExitCode::config,
-                        config.where("roles." + name + ".harness") + found.error().message);
+        auto ids = role.ranked;
+        if (ids.empty() && !role.harness.empty()) ids.push_back(role.harness);
+        for (const auto& id : ids) {
+            if (auto found = find_adapter(id); !found) {
+                return fail(ExitCode::config,
+                            config.where("roles." + name + ".harness") + found.error().message);
+            }
         }
     }
     return {};

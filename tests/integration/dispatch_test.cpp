@@ -185,6 +185,70 @@ TEST_F(Dispatch, ResumeContinuesTheRunsSessionNeverWiderThanThatRun) {
         << "only the plain run was added";
 }
 
+TEST_F(Dispatch, ARankedRoleFallsBackPastAHarnessTheGateRefusesAndSaysWhy) {
+    // muse and grok are both the stand-in; this machine's matrix says muse's acceptEdits sandbox
+    // lets writes out, so the gate refuses it and dispatch moves on to grok.
+    const std::string stand_in = SONATA_DISPATCH_HARNESS;
+    config("[harnesses.muse]\npath = \"" + stand_in +
+           "\"\n[roles.ranked]\nkind = \"write\"\nharnesses = [\"muse\", \"grok\"]\n");
+    const json evidence = {{"reason", "probe-outside.txt was written outside the workspace"},
+                           {"files_changed", json::array()},
+                           {"tool_calls", json::array()},
+                           {"tool_results", json::array()},
+                           {"tools_offered", json::array()},
+                           {"exit_code", 0},
+                           {"timed_out", false},
+                           {"output_tail", ""},
+                           {"duration_ms", 0}};
+    const json matrix = {{"schema", 1},
+                         {"sonata_version", ""},
+                         {"machine", ""},
+                         {"platform", ""},
+                         {"created_at", ""},
+                         {"cells",
+                          {{{"harness", "muse"},
+                            {"version", "1.0.0"},
+                            {"probe", "outside-workspace-write"},
+                            {"mode", "acceptEdits"},
+                            {"role", "write"},
+                            {"verdict", "violated"},
+                            {"evidence", evidence}}}}};
+    write_text(m_dir.path() + "/matrix.json", matrix.dump(2));
+    const std::vector<std::string> args{"dispatch",
+                                        "--role",
+                                        "ranked",
+                                        "--mode",
+                                        "acceptEdits",
+                                        "--task",
+                                        "scenario: final ranked",
+                                        "--matrix",
+                                        m_dir.path() + "/matrix.json",
+                                        "--json"};
+    const auto run = sonata(args);
+    ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+    const json r = receipt_of(run);
+    EXPECT_EQ(r.at("harness"), "grok");
+    ASSERT_EQ(r.at("attempts").size(), 1U) << r.dump();
+    EXPECT_EQ(r.at("attempts")[0].at("harness"), "muse");
+    EXPECT_NE(r.at("attempts")[0].at("why").get<std::string>().find(
+                  "refused: probe outside-workspace-write measured 'violated'"),
+              std::string::npos)
+        << r.dump();
+    EXPECT_NE(run.err.find("sonata: passed over muse (refused: "), std::string::npos) << run.err;
+
+    // Every harness refused: the last refusal, and what was tried before it; nothing starts.
+    config("[harnesses.muse]\npath = \"" + stand_in +
+           "\"\n[roles.ranked]\nkind = \"write\"\nharnesses = [\"grok\", \"muse\"]\n");
+    std::vector<std::string> refused = args;
+    refused[4] = "default";
+    const auto none = sonata(refused);
+    EXPECT_EQ(none.exit_code, to_int(ExitCode::refused)) << none.err;
+    EXPECT_NE(none.out.find("refuse: muse exec cannot raise an approval prompt"), std::string::npos)
+        << none.out;
+    EXPECT_NE(none.out.find("  also tried grok: refused: grok runs headless"), std::string::npos)
+        << none.out;
+}
+
 TEST_F(Dispatch, AFinalMessageIsTheReportAndAReadOnlyRunsOutputIsItsReport) {
     auto run = dispatch("scenario: final TOKEN-8");
     ASSERT_EQ(run.exit_code, 0) << run.err;
