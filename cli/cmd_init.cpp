@@ -17,6 +17,7 @@
 #include "cli/app.hpp"
 #include "cli/init_support.hpp"
 #include "core/fs.hpp"
+#include "core/process.hpp"
 
 namespace sonata::cli {
 namespace {
@@ -29,6 +30,8 @@ struct InitArgs {
     std::string scope = "project";
     bool yes = false;
     bool remove = false;
+    bool plugin = false;
+    std::string marketplace = SONATA_MARKETPLACE_DIR;
 };
 
 /// One change init will make: what to tell the user and how to make it.
@@ -214,6 +217,56 @@ void global_notes(const Context& context, Plan& plan) {
     }
 }
 
+/// --plugin: the plugin from the marketplace instead of the hook and the MCP server, through
+/// Claude Code's own `claude plugin` commands (argv, never a shell), at user or project scope.
+Result<void> plugin_steps(const InitArgs& args, const Context& context, Plan& plan) {
+    const auto path = context.env.find("PATH");
+    const std::string path_var = path == context.env.end() ? "/usr/bin:/bin" : path->second;
+    const auto claude = search_path("claude", path_var);
+    if (!claude) return fail(ExitCode::usage, "--plugin needs Claude Code's `claude` on PATH");
+    const std::string scope = args.scope == "global" ? "user" : "project";
+    std::vector<std::vector<std::string>> commands;
+    if (args.remove) {
+        commands = {{*claude, "plugin", "uninstall", "sonata@sonata", "--scope", scope},
+                    {*claude, "plugin", "marketplace", "remove", "sonata"}};
+    } else {
+        std::error_code ec;
+        if (!fs::exists(fs::path(args.marketplace) / ".claude-plugin" / "marketplace.json", ec)) {
+            return fail(ExitCode::usage, args.marketplace +
+                                             " holds no .claude-plugin/marketplace.json: pass "
+                                             "--marketplace DIR (a sonata source tree)");
+        }
+        commands = {{*claude, "plugin", "marketplace", "add", args.marketplace},
+                    {*claude, "plugin", "install", "sonata@sonata", "--scope", scope}};
+        if (!search_path("sonata", path_var)) {
+            plan.notes.push_back("the plugin starts `sonata` from PATH, and it is not on PATH: "
+                                 "put this sonata there (cmake --install build --prefix ~/.local)");
+        }
+    }
+    for (const auto& argv : commands) {
+        std::string shown;
+        for (const auto& a : argv)
+            shown += (shown.empty() ? "" : " ") + a;
+        plan.steps.push_back(Step{"run `" + shown + "`", [argv, context]() -> Result<void> {
+                                      auto runner = make_system_runner();
+                                      ProcessRequest request;
+                                      request.argv = argv;
+                                      request.env = context.env;
+                                      request.cwd = context.cwd;
+                                      request.timeout = std::chrono::seconds(120);
+                                      auto done = runner->run(request);
+                                      if (!done) return tl::unexpected(done.error());
+                                      if (done->exit_code != 0) {
+                                          return fail(ExitCode::failure,
+                                                      argv[1] + " " + argv[2] + " " + argv[3] +
+                                                          " failed: " + done->out + done->err);
+                                      }
+                                      return {};
+                                  }});
+    }
+    return {};
+}
+
 bool confirm_on_terminal() {
     std::cout << "Proceed? [y/N] " << std::flush;
     std::string answer;
@@ -225,8 +278,13 @@ Result<int> run_init(const InitArgs& args, const Context& context) {
     auto path = target_path(args, context, fs::path(".claude") / "settings.json");
     if (!path) return tl::unexpected(path.error());
     Plan plan;
-    if (auto ok = settings_steps(args, *path, plan); !ok) return tl::unexpected(ok.error());
-    if (auto ok = mcp_steps(args, context, plan); !ok) return tl::unexpected(ok.error());
+    if (args.plugin) {
+        // The plugin brings the hook and the server: installing both would run the hook twice.
+        if (auto ok = plugin_steps(args, context, plan); !ok) return tl::unexpected(ok.error());
+    } else {
+        if (auto ok = settings_steps(args, *path, plan); !ok) return tl::unexpected(ok.error());
+        if (auto ok = mcp_steps(args, context, plan); !ok) return tl::unexpected(ok.error());
+    }
     if (args.scope == "project") project_config_steps(args, context, plan);
     if (args.scope == "global" && !args.remove) global_notes(context, plan);
     for (const auto& note : plan.notes)
@@ -275,6 +333,12 @@ void add_init(CLI::App& app, Action& action) {
     cmd->add_flag("--yes,-y", args->yes, "Apply without asking");
     cmd->add_flag("--remove", args->remove,
                   "Take out what init added (sonata.toml only when unchanged)");
+    cmd->add_flag("--plugin", args->plugin,
+                  "Install the sonata plugin (hook, MCP server, agents) with `claude plugin` "
+                  "instead (user scope with --scope global)");
+    cmd->add_option("--marketplace", args->marketplace,
+                    "With --plugin: the directory holding .claude-plugin/marketplace.json "
+                    "(default: this sonata's source tree)");
     cmd->callback([&action, args] {
         action = [args](const Context& context) { return run_init(*args, context); };
     });

@@ -229,6 +229,39 @@ TEST_F(Init, GlobalScopeEditsHomeSettingsOnly) {
     EXPECT_EQ(read_text(m_env.at("HOME") + "/.claude.json"), "{}\n");
 }
 
+TEST_F(Init, WithPluginItInstallsThePluginThroughClaudesOwnCommands) {
+    // A stand-in `claude` that records each argv it is run with.
+    const std::string bin = m_dir.make_dir("bin");
+    const std::string log = m_dir.path() + "/claude-argv.log";
+    write_text(bin + "/claude", "#!/bin/sh\necho \"$*\" >> " + log + "\n");
+    fs::permissions(bin + "/claude", fs::perms::owner_all);
+    m_env["PATH"] = bin + ":/usr/bin:/bin";
+    const auto run = init({"--plugin", "--yes"});
+    ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+    EXPECT_EQ(read_text(log), "plugin marketplace add " SONATA_SOURCE_DIR
+                              "\nplugin install sonata@sonata --scope project\n");
+    // The plugin brings the hook and the MCP server: init writes neither itself.
+    EXPECT_FALSE(fs::exists(m_settings));
+    EXPECT_FALSE(fs::exists(m_project + "/.mcp.json"));
+    EXPECT_TRUE(fs::exists(m_project + "/sonata.toml"));
+    EXPECT_NE(run.out.find("note: the plugin starts `sonata` from PATH"), std::string::npos)
+        << run.out;
+
+    fs::remove(log);
+    ASSERT_EQ(init({"--plugin", "--remove", "--scope", "global", "--yes"}).exit_code, 0);
+    EXPECT_EQ(read_text(log),
+              "plugin uninstall sonata@sonata --scope user\nplugin marketplace remove sonata\n");
+
+    // A directory without a marketplace, or no claude at all: an error, and nothing runs.
+    fs::remove(log);
+    const auto bad = init({"--plugin", "--marketplace", m_dir.path(), "--yes"});
+    EXPECT_EQ(bad.exit_code, to_int(ExitCode::usage));
+    EXPECT_NE(bad.err.find("holds no .claude-plugin/marketplace.json"), std::string::npos);
+    m_env["PATH"] = "/usr/bin:/bin";
+    EXPECT_EQ(init({"--plugin", "--yes"}).exit_code, to_int(ExitCode::usage));
+    EXPECT_FALSE(fs::exists(log));
+}
+
 TEST_F(Init, TheMcpServerJoinsTheOthersAndLeavesWithoutThem) {
     const std::string mcp = m_project + "/.mcp.json";
     const std::string theirs =
