@@ -202,6 +202,7 @@ struct Doctor {
         }
         for (const auto& adapter : adapters::all_adapters()) {
             const std::string id(adapter->id());
+            if (id.find('<') != std::string::npos) continue; // a profile family, not a harness
             const auto s = adapters::detect_harness(*adapter, id, config, context.env, *runner);
             if (!s.installed) continue;
             if (s.version.empty()) {
