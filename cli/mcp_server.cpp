@@ -202,9 +202,21 @@ std::string parent_line(const adapters::Planned& planned) {
     return "parent mode: " + mode + " (" + p.source + ")";
 }
 
-std::string checked_dir(const std::string& cwd) {
+/// The workspace a tool call names must be a directory inside this session's own (symlinks
+/// resolved): the parent's modes grant edits there, so a dispatch elsewhere would be wider.
+std::string checked_dir(const std::string& cwd, const std::string& session_dir) {
+    namespace fs = std::filesystem;
     std::error_code ec;
-    if (!std::filesystem::is_directory(cwd, ec)) return "cwd " + cwd + " is not a directory";
+    if (!fs::is_directory(cwd, ec)) return "cwd " + cwd + " is not a directory";
+    const auto target = fs::weakly_canonical(cwd, ec);
+    const auto root = fs::weakly_canonical(session_dir, ec);
+    const bool inside =
+        !ec &&
+        std::mismatch(root.begin(), root.end(), target.begin(), target.end()).first == root.end();
+    if (!inside) {
+        return "cwd " + cwd + " is outside this session's directory " + session_dir +
+               ": a dispatch may only work where the session itself may";
+    }
     return {};
 }
 
@@ -280,7 +292,7 @@ ToolOutcome tool_dispatch(const Args& args, const Context& context, const Progre
     auto config = context.config();
     if (!config) return error_outcome(config.error());
     auto request = base_request(args, context);
-    if (auto bad = checked_dir(request.cwd); !bad.empty()) return {bad, true};
+    if (auto bad = checked_dir(request.cwd, context.cwd); !bad.empty()) return {bad, true};
     if (resuming) {
         Context here = context;
         here.cwd = request.cwd;

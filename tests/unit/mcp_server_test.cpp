@@ -150,13 +150,22 @@ TEST_F(McpServerTest, DispatchWantsOneTaskAndAHarnessOrARole) {
         call(2, "dispatch", {{"role", "review"}, {"task", "a"}, {"task_file", "b"}}).dump());
     m_server.handle(call(3, "dispatch", {{"task", "look"}}).dump());
     m_server.handle(call(4, "dispatch", {{"task", "go on"}, {"resume", "no-such-run"}}).dump());
+    m_server.handle(call(6, "dispatch", {{"task", "x"}, {"role", "code"}, {"cwd", "/etc"}}).dump());
+    m_server.handle(
+        call(7, "dispatch", {{"task", "x"}, {"role", "code"}, {"cwd", "../.."}}).dump());
     m_server.handle(
         call(5, "dispatch", {{"task", "go on"}, {"resume", "r1"}, {"role", "review"}}).dump());
     m_server.drain();
     const auto out = take();
-    ASSERT_EQ(out.size(), 5U);
+    ASSERT_EQ(out.size(), 7U);
     for (const auto& m : out) {
         EXPECT_EQ(m["result"]["isError"], true) << m;
+        if (m["id"] == 6 || m["id"] == 7) {
+            EXPECT_NE(m["result"]["content"][0]["text"].get<std::string>().find(
+                          "is outside this session's directory"),
+                      std::string::npos)
+                << m;
+        }
     }
 }
 
