@@ -48,8 +48,8 @@ struct Check {
 json read_json(const std::string& path) {
     auto text = read_file_bounded(path, 16U << 20U);
     if (!text) return nullptr;
-    return json::parse(*text, nullptr, false, true).is_discarded() ? json(nullptr)
-                                                                   : json::parse(*text);
+    auto doc = json::parse(*text, nullptr, false, true);
+    return doc.is_discarded() ? json(nullptr) : doc;
 }
 
 bool has_sonata_hook(const json& settings) {

@@ -4,6 +4,7 @@
 // bad call is a JSON-RPC error (-32602), a refusal or a failed run is a tool result with isError.
 #include "cli/mcp_server.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
 
 #include "adapters/registry.hpp"
 #include "adapters/support/detect.hpp"
@@ -224,9 +226,19 @@ std::string checked_dir(const std::string& cwd, const std::string& session_dir) 
 
 /// The last non-empty line of the run's output, for a progress message.
 std::string last_line(const std::string& run_dir) {
-    auto log = read_file_bounded(run_dir + "/harness.log", 64U << 20U);
-    if (!log) return {};
-    std::string text = *log;
+    // Only the end of the log is read: this runs every few seconds while the log grows.
+    constexpr off_t k_tail = 4096;
+    const int fd = ::open((run_dir + "/harness.log").c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return {};
+    struct stat st {};
+    std::string text;
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+        const off_t from = st.st_size > k_tail ? st.st_size - k_tail : 0;
+        text.resize(static_cast<std::size_t>(st.st_size - from));
+        const ssize_t n = ::pread(fd, text.data(), text.size(), from);
+        text.resize(n > 0 ? static_cast<std::size_t>(n) : 0U);
+    }
+    ::close(fd);
     while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' '))
         text.pop_back();
     const auto start = text.find_last_of('\n');

@@ -92,9 +92,21 @@ Result<ParentMode> session_mode(const std::string& id, const std::string& from,
 // taken as given; with neither, default.
 Result<ParentMode> choose_mode_unnested(const DispatchRequest& setup, const Config& config);
 
+/// Narrows `choice` to `cap` when it is wider, warning "<why>: <mode> from <source> is capped at
+/// <cap_name>"; the mode then comes from `source`.
+void cap_mode(ParentMode& choice, Mode cap, const std::string& source, const std::string& why,
+              const std::string& cap_name) {
+    if (no_wider_than(choice.mode, cap)) return;
+    choice.warnings.push_back(why + ": " + std::string(to_string(choice.mode)) + " from " +
+                              choice.source + " is capped at " + cap_name);
+    choice.mode = cap;
+    choice.source = source;
+}
+
 // Inside a run sonata dispatched ($SONATA_RUN_MODE set, a harness's own `sonata mcp` or shell),
 // the parent is that run: its mode caps whatever the session files say, since they belong to the
-// session that started the run, or to none.
+// session that started the run, or to none. A resumed run is never wider than the run it
+// continues.
 Result<ParentMode> choose_mode(const DispatchRequest& setup, const Config& config) {
     auto choice = choose_mode_unnested(setup, config);
     if (!choice) return choice;
@@ -103,22 +115,13 @@ Result<ParentMode> choose_mode(const DispatchRequest& setup, const Config& confi
         const std::string id = run == setup.env.end() ? std::string("?") : run->second;
         auto cap = parse_mode(nested->second);
         const Mode run_mode = cap ? *cap : Mode::plan; // unreadable: the narrowest
-        if (!no_wider_than(choice->mode, run_mode)) {
-            choice->warnings.push_back("inside run " + id + " (" +
-                                       std::string(to_string(run_mode)) +
-                                       "): " + std::string(to_string(choice->mode)) + " from " +
-                                       choice->source + " is capped at the run's mode");
-            choice->mode = run_mode;
-            choice->source = "run " + id;
-        }
+        cap_mode(*choice, run_mode, "run " + id,
+                 "inside run " + id + " (" + std::string(to_string(run_mode)) + ")",
+                 "the run's mode");
     }
-    // A resumed run: never wider than the run it continues.
-    if (setup.ceiling && !no_wider_than(choice->mode, *setup.ceiling)) {
-        choice->warnings.push_back(
-            setup.ceiling_source + ": " + std::string(to_string(choice->mode)) + " from " +
-            choice->source + " is capped at " + std::string(to_string(*setup.ceiling)));
-        choice->mode = *setup.ceiling;
-        choice->source = setup.ceiling_source;
+    if (setup.ceiling) {
+        cap_mode(*choice, *setup.ceiling, setup.ceiling_source, setup.ceiling_source,
+                 std::string(to_string(*setup.ceiling)));
     }
     return choice;
 }
