@@ -9,16 +9,10 @@
 namespace sonata::cli {
 namespace {
 
-/// The receipt's fields that the decision and the gate fill.
+/// The receipt's fields that the decision, the parent's mode and the gate fill.
 dispatch::Receipt receipt_of(const adapters::Planned& planned) {
     const Decision& d = planned.decision;
-    dispatch::Receipt r;
-    r.harness = d.harness;
-    r.version = d.version;
-    r.mode = std::string(to_string(d.effective_mode));
-    r.role = d.role.name;
-    r.role_kind = std::string(to_string(d.role.kind));
-    r.parent_mode = std::string(to_string(d.parent_mode));
+    dispatch::Receipt r = dispatch::receipt_for(d);
     r.parent_mode_source = planned.parent.source;
     r.session_id = planned.parent.session_id;
     const std::string role_key = matrix_role(d.effective_mode, d.role.kind);
@@ -27,7 +21,6 @@ dispatch::Receipt receipt_of(const adapters::Planned& planned) {
             {check.probe, check.verdict ? std::string(to_string(*check.verdict)) : "unmeasured",
              d.harness + "@" + d.version + " " + check.probe + " " + r.mode + " " + role_key});
     }
-    r.warnings = d.warnings;
     return r;
 }
 

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/decision.hpp"
 #include "core/fs.hpp"
 #include "core/text.hpp"
 
@@ -58,6 +59,18 @@ Result<RunState> parse_run_state(std::string_view text) {
 bool is_final(RunState state) {
     return state == RunState::done || state == RunState::failed || state == RunState::timed_out ||
            state == RunState::cancelled || state == RunState::lost;
+}
+
+Receipt receipt_for(const Decision& d) {
+    Receipt r;
+    r.harness = d.harness;
+    r.version = d.version;
+    r.mode = std::string(to_string(d.effective_mode));
+    r.role = d.role.name;
+    r.role_kind = std::string(to_string(d.role.kind));
+    r.parent_mode = std::string(to_string(d.parent_mode));
+    r.warnings = d.warnings;
+    return r;
 }
 
 std::string receipt_to_json(const Receipt& r) {

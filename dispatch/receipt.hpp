@@ -11,6 +11,10 @@
 
 #include "core/result.hpp"
 
+namespace sonata {
+struct Decision;
+}
+
 namespace sonata::dispatch {
 
 /// A run's state. Spellings are receipt keys and `status` output: never rename.
@@ -107,6 +111,10 @@ struct Receipt {
 
     bool operator==(const Receipt&) const = default;
 };
+
+/// A receipt holding what `decision` fixes: harness, version, effective mode, role, the parent's
+/// mode and the decision's warnings.
+Receipt receipt_for(const Decision& decision);
 
 std::string receipt_to_json(const Receipt& receipt);
 

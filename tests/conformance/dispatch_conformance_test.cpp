@@ -77,12 +77,7 @@ protected:
         EXPECT_TRUE(scratch->write_files(injected->files));
         Decision probed = decision;
         probed.outcome = injected->invocation;
-        dispatch::Receipt receipt;
-        receipt.harness = decision.harness;
-        receipt.version = decision.version;
-        receipt.mode = std::string(to_string(decision.effective_mode));
-        receipt.role = decision.role.name;
-        receipt.role_kind = std::string(to_string(decision.role.kind));
+        const dispatch::Receipt receipt = dispatch::receipt_for(decision);
         workspace = scratch->workspace();
         const dispatch::StartRequest request{
             probed,
