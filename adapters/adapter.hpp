@@ -10,6 +10,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/cost.hpp"
 #include "core/decision.hpp"
 #include "core/mode.hpp"
 #include "core/options.hpp"
@@ -262,6 +263,63 @@ public:
         (void)home;
         return {};
     }
+
+    /// The final message in a headless run's stdout, for a mapping whose report is
+    /// ReportSource::structured_stdout (claude's result JSON); nullopt when `out` holds none, and
+    /// for every other mapping.
+    virtual std::optional<std::string> final_message(const std::string& out) const {
+        (void)out;
+        return std::nullopt;
+    }
+
+    /// Whether the harness enforces `--max-budget-usd` itself (the mapping passes the budget on).
+    /// Where it does not, the planner warns that the budget cannot be enforced, or refuses under
+    /// `budget = "strict"`.
+    virtual bool enforces_budget() const { return false; }
+
+    /// What a finished headless run cost, from the harness's own output or its files under
+    /// `home`; CostSource::unknown (no value) when it says nothing.
+    virtual RunCost run_cost(const std::string& out, const std::string& err,
+                             const std::string& home) const {
+        (void)out;
+        (void)err;
+        (void)home;
+        return {};
+    }
+
+    /// Why a run that failed failed for reasons outside the task (network, an expired login, a
+    /// quota), from its output: such a run is retried once. Empty: not an infrastructure
+    /// failure, never retried (task failures, model errors and aborts among them).
+    virtual std::string infrastructure_failure(const std::string& out, const std::string& err,
+                                               int exit_code) const {
+        (void)out;
+        (void)err;
+        (void)exit_code;
+        return {};
+    }
+
+    /// Arguments (after the executable) that export session `session` as JSON on stdout, for a
+    /// harness whose exit status does not prove that its run completed; empty (whatever the
+    /// session) when sonata does not check this harness's completion.
+    virtual std::vector<std::string> completion_export_args(const std::string& session) const {
+        (void)session;
+        return {};
+    }
+
+    /// Judges completion_export_args()'s output: empty when session `session` completed the task
+    /// (the task is its newest user turn, and its last assistant message finished with text);
+    /// otherwise why the run did not complete.
+    virtual std::string check_completion(const std::string& exported, const std::string& session,
+                                         const std::string& task) const {
+        (void)exported;
+        (void)session;
+        (void)task;
+        return {};
+    }
+
+    /// How many runs of this harness may work at once on this machine when config sets no
+    /// `max_concurrent`; 0: no limit.
+    virtual int default_max_concurrent() const { return 0; }
 
     /// Rewrites `invocation` (from map()) to use the scripted model server; files to write
     /// included.

@@ -3,14 +3,40 @@
 // bypassPermissions is refused. `--sandbox` (terminal restrictions) narrows it on request.
 // Resume `--conversation ID`. `-p` takes the prompt as its value, so it closes argv. Its wire
 // protocol is not known here.
+#include <array>
+
 #include "adapters/adapter.hpp"
 #include "adapters/support/probe_convention.hpp"
 #include "adapters/support/relies.hpp"
+#include "core/text.hpp"
 
 namespace sonata::adapters {
 namespace {
 
 constexpr const char* k_option_sandbox = "sandbox";
+
+/// Failures outside the task, by the words agy's output uses for them (matched without regard to
+/// case): the only ones dispatch retries, once. From documentation, unmeasured: a run whose
+/// output matches none of them is never retried.
+struct InfraKind {
+    const char* what;
+    std::array<const char*, 6> texts;
+};
+constexpr std::array<InfraKind, 3> k_infra{{
+    {"a network failure",
+     {"econnreset", "econnrefused", "etimedout", "enotfound", "fetch failed", "network error"}},
+    {"an expired login",
+     {"unauthenticated", "token expired", "token has expired", "please log in again",
+      "reauthenticate", "401 unauthorized"}},
+    {"an exhausted quota",
+     {"resource_exhausted", "quota exceeded", "rate limit", "429 too many",
+      "exceeded your current quota", "usage limit"}},
+}};
+
+/// Words that mean the run stopped for the task's own sake or by someone's hand: never retried,
+/// even beside an infrastructure word.
+constexpr std::array<const char*, 4> k_never_retry{"aborted", "cancelled", "interrupted",
+                                                   "task failed"};
 
 /// The per-task `sandbox` option: true asks for --sandbox, false (or absent) asks for nothing.
 Result<bool> sandbox_requested(const TaskOptions& options) {
@@ -72,8 +98,6 @@ public:
             inv.argv.insert(inv.argv.end(), {"--conversation", in.resume_session});
             relies::add_resume(inv.relies_on);
         }
-        if (in.max_budget_usd)
-            inv.notes.emplace_back("agy reports no cost: max_budget_usd is not enforced");
         inv.argv.emplace_back("-p");
         inv.prompt = PromptChannel::argument;
         inv.report = ReportSource::stdout_text;
@@ -105,6 +129,26 @@ public:
     std::string session_id(const std::string& out, const std::string& err,
                            const std::string& /*home*/) const override {
         return convention::session_id(out, err);
+    }
+
+    std::string infrastructure_failure(const std::string& out, const std::string& err,
+                                       int exit_code) const override {
+        if (exit_code == 0) return {};
+        // The end of the output says why it stopped; a task's own text earlier on is not read.
+        constexpr std::size_t k_tail = 4096;
+        std::string tail = err.size() > k_tail ? err.substr(err.size() - k_tail) : err;
+        tail += "\n" + (out.size() > k_tail ? out.substr(out.size() - k_tail) : out);
+        tail = ascii_lower(tail);
+        for (const char* word : k_never_retry)
+            if (tail.find(word) != std::string::npos) return {};
+        for (const auto& kind : k_infra) {
+            for (const char* text : kind.texts) {
+                if (tail.find(text) != std::string::npos)
+                    return std::string("agy exited ") + std::to_string(exit_code) + " on " +
+                           kind.what + " (\"" + text + "\" in its output)";
+            }
+        }
+        return {};
     }
 
     std::vector<std::string> forbidden_flags(Mode mode) const override {

@@ -18,6 +18,7 @@ class Claude final : public Adapter {
 public:
     std::string_view id() const override { return "claude"; }
     std::vector<std::string> executable_names() const override { return {"claude"}; }
+    bool enforces_budget() const override { return true; }
     VersionRange measured_versions() const override {
         // The pin, and 2.1.332 as scripts/watch-releases probed it (no cell changed).
         return {"2.1.197", "2.1.332"};
@@ -133,8 +134,52 @@ public:
                         {{".claude/settings.json", "{\"enableAllProjectMcpServers\": true}\n"}}};
     }
 
-    std::string session_id(const std::string&, const std::string&,
+    std::optional<std::string> final_message(const std::string& out) const override {
+        const auto result = result_of(out);
+        if (!result || !result->contains("result") || !(*result)["result"].is_string())
+            return std::nullopt;
+        return (*result)["result"].get<std::string>();
+    }
+
+    RunCost run_cost(const std::string& out, const std::string&,
+                     const std::string&) const override {
+        RunCost cost;
+        const auto result = result_of(out);
+        if (!result) return cost;
+        if (const auto it = result->find("total_cost_usd");
+            it != result->end() && it->is_number()) {
+            cost.usd = it->get<double>();
+            cost.source = CostSource::native; // what --max-budget-usd is enforced against
+        }
+        // modelUsage counts every turn, the one that broke a budget included (2.1.197: `usage`
+        // leaves that turn out while total_cost_usd has it).
+        const auto model_usage = result->find("modelUsage");
+        if (model_usage == result->end() || !model_usage->is_object()) return cost;
+        long long input = 0;
+        long long output = 0;
+        for (const auto& [model, use] : model_usage->items()) {
+            if (!use.is_object()) continue;
+            for (const char* key :
+                 {"inputTokens", "cacheReadInputTokens", "cacheCreationInputTokens"}) {
+                if (const auto n = use.find(key); n != use.end() && n->is_number_integer())
+                    input += n->get<long long>();
+            }
+            if (const auto n = use.find("outputTokens"); n != use.end() && n->is_number_integer())
+                output += n->get<long long>();
+        }
+        cost.input_tokens = input;
+        cost.output_tokens = output;
+        return cost;
+    }
+
+    std::string session_id(const std::string& out, const std::string&,
                            const std::string& home) const override {
+        if (const auto result = result_of(out)) {
+            const auto it = result->find("session_id");
+            if (it != result->end() && it->is_string() &&
+                project::first_uuid(it->get<std::string>()) == it->get<std::string>())
+                return it->get<std::string>();
+        }
         // ~/.claude/projects/<cwd with / as ->/<session id>.jsonl
         const auto file = project::newest_file(
             home + "/.claude/projects",
@@ -176,8 +221,23 @@ private:
             inv.argv.insert(inv.argv.end(), {"--resume", in.resume_session});
             relies::add_resume(inv.relies_on);
         }
+        // The result JSON carries the final message, the session id and what the run cost (the
+        // figure --max-budget-usd is enforced against).
+        inv.argv.emplace_back("--output-format=json");
         inv.prompt = PromptChannel::argument;
-        inv.report = ReportSource::stdout_text;
+        inv.report = ReportSource::structured_stdout;
+    }
+
+    /// The last JSON object in `out` with "type": "result" (claude prints one, last).
+    static std::optional<nlohmann::json> result_of(const std::string& out) {
+        for (auto end = out.rfind('}'); end != std::string::npos && end > 0;) {
+            const auto start = out.rfind("{\"type\":\"result\"", end);
+            if (start == std::string::npos) return std::nullopt;
+            auto parsed = nlohmann::json::parse(out.substr(start, end - start + 1), nullptr, false);
+            if (!parsed.is_discarded() && parsed.is_object()) return parsed;
+            end = start == 0 ? std::string::npos : out.rfind('}', start - 1);
+        }
+        return std::nullopt;
     }
 };
 

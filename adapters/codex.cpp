@@ -3,8 +3,10 @@
 // default. Never --dangerously-bypass-approvals-and-sandbox, --full-auto or --yolo.
 #include <algorithm>
 #include <array>
+#include <optional>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "adapters/adapter.hpp"
 #include "adapters/support/probe_convention.hpp"
@@ -93,6 +95,35 @@ void describe(Invocation& inv, bool tui, Sandbox sandbox) {
     }
 }
 
+/// The token counts of the last token_count event in a rollout's text; none when it has none.
+RunCost rollout_tokens(const std::string& rollout) {
+    RunCost cost;
+    for (auto at = rollout.rfind("\"token_count\""); at != std::string::npos;
+         at = at == 0 ? std::string::npos : rollout.rfind("\"token_count\"", at - 1)) {
+        const auto start = rollout.rfind('\n', at);
+        const auto begin = start == std::string::npos ? 0 : start + 1;
+        const auto end = std::min(rollout.find('\n', at), rollout.size());
+        const auto line = nlohmann::json::parse(rollout.substr(begin, end - begin), nullptr, false);
+        const nlohmann::json* usage = nullptr;
+        if (line.is_object() && line.contains("payload") && line["payload"].is_object() &&
+            line["payload"].contains("info") && line["payload"]["info"].is_object() &&
+            line["payload"]["info"].contains("total_token_usage") &&
+            line["payload"]["info"]["total_token_usage"].is_object()) {
+            usage = &line["payload"]["info"]["total_token_usage"];
+        }
+        if (usage == nullptr) continue; // info is null before the first answer
+        const auto count = [&](const char* key) -> std::optional<long long> {
+            const auto it = usage->find(key);
+            if (it == usage->end() || !it->is_number_integer()) return std::nullopt;
+            return it->get<long long>();
+        };
+        cost.input_tokens = count("input_tokens");
+        cost.output_tokens = count("output_tokens");
+        return cost;
+    }
+    return cost;
+}
+
 class Codex final : public Adapter {
 public:
     std::string_view id() const override { return "codex"; }
@@ -142,8 +173,6 @@ public:
             inv.argv.insert(inv.argv.end(), {"resume", in.resume_session});
             relies::add_resume(inv.relies_on);
         }
-        if (in.max_budget_usd)
-            inv.notes.push_back("codex cannot enforce max_budget_usd: it is not passed on");
         inv.interactive = tui;
         inv.prompt = tui ? PromptChannel::tmux_keys : PromptChannel::argument;
         inv.report = tui ? ReportSource::pane_text : ReportSource::stdout_text;
@@ -272,6 +301,21 @@ public:
                            const std::string&) const override {
         // exec prints "session id: <uuid>" in its header on stderr.
         return convention::session_id(out, err);
+    }
+
+    RunCost run_cost(const std::string& out, const std::string& err,
+                     const std::string& home) const override {
+        // Tokens only (0.171.0): the session's rollout under $CODEX_HOME/sessions (CODEX_HOME is
+        // ~/.codex unless set) ends with cumulative token_count events; codex prices nothing.
+        const std::string session = convention::session_id(out, err);
+        if (session.empty()) return {};
+        const auto file = project::newest_file(
+            home + "/.codex/sessions",
+            [&](const std::string& name) {
+                return name.rfind("rollout-", 0) == 0 && name.ends_with(session + ".jsonl");
+            },
+            4);
+        return file.empty() ? RunCost{} : rollout_tokens(project::read_head(file, 64U << 20U));
     }
 
     Result<EndpointInjection> inject_endpoint(const Invocation& inv,

@@ -89,8 +89,6 @@ public:
         if (profile != Profile::off) {
             inv.notes.emplace_back("the sandbox also lets grok write ~/.grok, /tmp and /var/tmp");
         }
-        if (in.max_budget_usd)
-            inv.notes.emplace_back("grok cannot enforce max_budget_usd: it is not passed on");
         inv.argv.emplace_back("-p");
         inv.prompt = PromptChannel::argument;
         inv.report = ReportSource::stdout_text;

@@ -50,8 +50,6 @@ public:
             inv.argv.insert(inv.argv.end(), {"--session-id", in.resume_session});
             relies::add_resume(inv.relies_on);
         }
-        if (in.max_budget_usd)
-            inv.notes.emplace_back("muse reports no cost: max_budget_usd is not enforced");
         inv.prompt = PromptChannel::argument;
         inv.report = ReportSource::stdout_text;
         return inv;

@@ -54,8 +54,6 @@ public:
         }
         Invocation inv = mode == Mode::default_mode ? interactive(in) : headless(in, mode);
         inv.notes.insert(inv.notes.begin(), notes.begin(), notes.end());
-        if (in.max_budget_usd)
-            inv.notes.emplace_back("reasonix cannot enforce max_budget_usd: it is not passed on");
         return inv;
     }
 

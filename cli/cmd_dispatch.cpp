@@ -90,7 +90,13 @@ Result<int> run_dispatch(const DispatchArgs& args, const Context& context) {
     }
     const auto timeout =
         args.timeout ? std::optional(std::chrono::seconds(*args.timeout)) : std::nullopt;
-    auto started = start_dispatch(request, *task, *config, timeout);
+    const auto window = args.window ? std::chrono::seconds(*args.window) : config->dispatch_window;
+    const Settle settle = [&](const std::string& dir) -> std::optional<dispatch::Receipt> {
+        auto receipt = dispatch::wait_run(dir, window);
+        if (receipt && dispatch::is_final(receipt->state)) return *receipt;
+        return std::nullopt;
+    };
+    auto started = start_dispatch(request, *task, *config, timeout, args.wait ? settle : Settle{});
     if (!started) return tl::unexpected(started.error());
     const Decision& decision = started->planned.decision;
     if (!decision.runs()) {
@@ -109,7 +115,6 @@ Result<int> run_dispatch(const DispatchArgs& args, const Context& context) {
         std::cout << id << '\n';
         return 0;
     }
-    const auto window = args.window ? std::chrono::seconds(*args.window) : config->dispatch_window;
     auto receipt = dispatch::wait_run(*dir, window);
     if (!receipt) return tl::unexpected(receipt.error());
     print_run(*dir, *receipt, args.json);
@@ -133,6 +138,9 @@ void add_common(CLI::App* cmd, DispatchArgs& args) {
     cmd->add_option("--model", args.request.model, "Model to ask the harness for");
     cmd->add_option("--option", args.request.options,
                     "Per-task option key=value (may only narrow)");
+    cmd->add_option("--max-budget-usd", args.request.budget,
+                    "Spending limit in dollars: enforced by the harness where it can (claude); "
+                    "elsewhere a warning, or a refusal under budget = \"strict\"");
     cmd->add_option("--cwd", args.cwd, "The workspace (default: the working directory)");
     cmd->add_option("--timeout", args.timeout,
                     "Seconds before the harness is killed (default: [dispatch] timeout_seconds)")

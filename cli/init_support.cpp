@@ -368,6 +368,10 @@ std::string_view project_config_template() {
 # warning naming `sonata probe`, "strict" refuses.
 # gate = "warn"
 
+# A --max-budget-usd the harness cannot enforce itself (every harness but claude): "warn" runs
+# without the limit, with a warning; "strict" refuses.
+# budget = "warn"
+
 # A session mode file older than this many seconds is stale: sonata warns and uses the narrower of
 # its mode and "default".
 # session_max_age_seconds = 43200
@@ -382,10 +386,13 @@ std::string_view project_config_template() {
 # harness = "claude"
 # model = "sonnet"
 
-# Per-harness settings: an executable to use instead of the one found on PATH, extra arguments.
+# Per-harness settings: an executable to use instead of the one found on PATH, extra arguments,
+# and how many of its runs may work at once on this machine (0: no limit; opencode's default is 1,
+# since its runs share one database).
 # [harnesses.claude]
 # path = "/usr/local/bin/claude"
 # args = []
+# max_concurrent = 0
 )";
 }
 

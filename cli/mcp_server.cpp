@@ -94,8 +94,8 @@ struct Tool {
 // --- Argument checks -----------------------------------------------------------------------------
 
 /// Checks `args` against one of our own input schemas: an object whose properties have the
-/// declared type ("string", "integer", "object" of strings), with the enum when one is given,
-/// every required one present and no other. Empty: the arguments are fine.
+/// declared type ("string", "integer", "number", "object" of strings), with the enum when one is
+/// given, every required one present and no other. Empty: the arguments are fine.
 std::string check_arguments(const json& args, const json& schema) {
     if (!args.is_object()) return "arguments must be an object";
     const auto& properties = schema["properties"];
@@ -106,6 +106,7 @@ std::string check_arguments(const json& args, const json& schema) {
         bool ok = false;
         if (type == "string") ok = value.is_string();
         if (type == "integer") ok = value.is_number_integer();
+        if (type == "number") ok = value.is_number();
         if (type == "object") {
             ok = value.is_object() && std::all_of(value.begin(), value.end(),
                                                   [](const json& v) { return v.is_string(); });
@@ -184,6 +185,8 @@ adapters::DispatchRequest base_request(const Args& args, const Context& context)
     request.harness = text_arg(args, "harness");
     if (const auto role = text_arg(args, "role"); !role.empty()) request.role = role;
     request.model = text_arg(args, "model");
+    if (const auto it = args.find("max_budget_usd"); it != args.end())
+        request.budget = it->get<double>(); // the planner checks it is finite and above 0
     if (const auto it = args.find("options"); it != args.end()) {
         for (const auto& [key, value] : it->items())
             request.options.push_back(key + "=" + value.get<std::string>());
@@ -247,6 +250,12 @@ std::string last_line(const std::string& run_dir) {
     return line;
 }
 
+/// A run that still works towards its end: starting, queued or running.
+bool going(dispatch::RunState state) {
+    return state == dispatch::RunState::running || state == dispatch::RunState::starting ||
+           state == dispatch::RunState::queued;
+}
+
 /// Waits up to `window` for the run to leave `running`/`starting`, sending a progress line every
 /// few seconds; then the text the model gets back.
 ToolOutcome wait_and_tell(const std::string& run_dir, std::chrono::seconds window,
@@ -260,9 +269,7 @@ ToolOutcome wait_and_tell(const std::string& run_dir, std::chrono::seconds windo
         receipt = dispatch::wait_run(run_dir, std::clamp(left, std::chrono::seconds(0),
                                                          std::chrono::seconds(k_progress_every)));
         if (!receipt) return error_outcome(receipt.error());
-        const bool going = receipt->state == dispatch::RunState::running ||
-                           receipt->state == dispatch::RunState::starting;
-        if (!going || left.count() <= 0 || stop) break;
+        if (!going(receipt->state) || left.count() <= 0 || stop) break;
         const auto line = last_line(run_dir);
         progress(std::string(to_string(receipt->state)) + (line.empty() ? "" : ": " + line));
     }
@@ -319,7 +326,23 @@ ToolOutcome tool_dispatch(const Args& args, const Context& context, const Progre
         task = *text;
     }
     if (task.find_first_not_of(" \t\r\n") == std::string::npos) return {"the task is empty", true};
-    auto started = start_dispatch(request, task, *config, std::nullopt);
+    const auto window = window_of(args, context);
+    // A ranked role moves on past a run that ends failed with no report: wait for each run as
+    // the wait tool does (with progress), and stop waiting where the tool would return.
+    const Settle settle = [&](const std::string& dir) -> std::optional<dispatch::Receipt> {
+        const auto deadline = std::chrono::steady_clock::now() + window;
+        for (;;) {
+            const auto left = std::chrono::duration_cast<std::chrono::seconds>(
+                deadline - std::chrono::steady_clock::now());
+            auto r = dispatch::wait_run(dir, std::clamp(left, std::chrono::seconds(0),
+                                                        std::chrono::seconds(k_progress_every)));
+            if (!r) return std::nullopt;
+            if (dispatch::is_final(r->state)) return *r;
+            if (!going(r->state) || left.count() <= 0 || stop) return std::nullopt;
+            progress(r->harness + " " + std::string(to_string(r->state)));
+        }
+    };
+    auto started = start_dispatch(request, task, *config, std::nullopt, settle);
     if (!started) return error_outcome(started.error());
     const auto& decision = started->planned.decision;
     std::string tried;
@@ -333,7 +356,7 @@ ToolOutcome tool_dispatch(const Args& args, const Context& context, const Progre
     for (const auto& warning : decision.warnings)
         header += "warning: " + warning + "\n";
     progress("started run " + started->id);
-    return wait_and_tell(started->run_dir, window_of(args, context), progress, stop, header + "\n");
+    return wait_and_tell(started->run_dir, window, progress, stop, header + "\n");
 }
 
 ToolOutcome tool_wait(const Args& args, const Context& context, const Progress& progress,
@@ -443,6 +466,11 @@ const std::vector<Tool>& tools() {
                      {"task", string_prop("The task, as text")},
                      {"task_file", string_prop("A file holding the task (relative to cwd)")},
                      {"model", string_prop("The model to ask the harness for")},
+                     {"max_budget_usd",
+                      {{"type", "number"},
+                       {"description", "A spending limit in dollars: enforced by the harness "
+                                       "where it can (claude), else the run goes ahead with a "
+                                       "warning (or is refused under budget = \"strict\")"}}},
                      {"options",
                       {{"type", "object"},
                        {"additionalProperties", {{"type", "string"}}},

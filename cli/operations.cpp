@@ -1,6 +1,7 @@
 // The library calls behind the run commands (see operations.hpp).
 #include "cli/operations.hpp"
 
+#include "adapters/registry.hpp"
 #include "cli/init_support.hpp"
 #include "core/fs.hpp"
 #include "dispatch/run.hpp"
@@ -71,6 +72,28 @@ Result<void> resume_run(adapters::DispatchRequest& request, const std::string& r
 
 namespace {
 
+/// The limits a run of `harness` gets: the configured timeouts and log cap, and its concurrency
+/// slots (config's `max_concurrent`, else the adapter's default) in the machine's state.
+Result<dispatch::RunLimits> run_limits(const std::string& harness, const Config& config,
+                                       const Environment& env,
+                                       std::optional<std::chrono::seconds> timeout) {
+    dispatch::RunLimits limits{timeout.value_or(config.dispatch_timeout), config.dispatch_stall,
+                               config.dispatch_log_cap};
+    auto adapter = adapters::find_adapter(harness);
+    if (!adapter) return tl::unexpected(adapter.error());
+    const auto* configured = config.harness(harness);
+    limits.max_concurrent = configured && configured->max_concurrent
+                                ? *configured->max_concurrent
+                                : (*adapter)->default_max_concurrent();
+    if (limits.max_concurrent > 0) {
+        auto dir = machine_dir_checked(env);
+        if (!dir) return tl::unexpected(dir.error());
+        // Machine-wide, per harness id: opencode's runs share one database whatever the project.
+        limits.slots_dir = *dir + "/slots/" + harness;
+    }
+    return limits;
+}
+
 /// One harness: plan and, when it runs, start.
 Result<DispatchStarted> start_one(const adapters::DispatchRequest& request, const std::string& task,
                                   const Config& config, std::optional<std::chrono::seconds> timeout,
@@ -86,16 +109,13 @@ Result<DispatchStarted> start_one(const adapters::DispatchRequest& request, cons
     auto receipt = receipt_of(out.planned);
     receipt.resumed_from = request.resumed_run;
     receipt.attempts = passed_over;
-    dispatch::StartRequest start{out.planned.decision,
-                                 receipt,
-                                 task,
-                                 request.cwd,
-                                 request.env,
-                                 *root,
-                                 *self,
-                                 dispatch::RunLimits{timeout.value_or(config.dispatch_timeout),
-                                                     config.dispatch_stall,
-                                                     config.dispatch_log_cap}};
+    receipt.max_budget_usd = request.budget;
+    if (auto adapter = adapters::find_adapter(out.planned.decision.harness); adapter)
+        receipt.budget_enforced = request.budget && (*adapter)->enforces_budget();
+    auto limits = run_limits(out.planned.decision.harness, config, request.env, timeout);
+    if (!limits) return tl::unexpected(limits.error());
+    dispatch::StartRequest start{out.planned.decision, receipt, task,  request.cwd,
+                                 request.env,          *root,   *self, *limits};
     auto dir = dispatch::start_run(start);
     if (!dir) return tl::unexpected(dir.error());
     out.run_dir = *dir;
@@ -105,9 +125,14 @@ Result<DispatchStarted> start_one(const adapters::DispatchRequest& request, cons
 
 } // namespace
 
+bool falls_through(const dispatch::Receipt& r) {
+    return r.state == dispatch::RunState::failed && r.report_source == "none";
+}
+
 Result<DispatchStarted> start_dispatch(const adapters::DispatchRequest& request,
                                        const std::string& task, const Config& config,
-                                       std::optional<std::chrono::seconds> timeout) {
+                                       std::optional<std::chrono::seconds> timeout,
+                                       const Settle& settle) {
     std::vector<std::string> ranked;
     if (request.harness.empty() && request.resume.empty()) {
         if (auto role = config.find_role(request.role); role && role->ranked.size() > 1)
@@ -120,7 +145,20 @@ Result<DispatchStarted> start_dispatch(const adapters::DispatchRequest& request,
         adapters::DispatchRequest one = request;
         one.harness = harness;
         last = start_one(one, task, config, timeout, passed_over);
-        if (last && last->planned.decision.runs()) return last;
+        if (last && last->planned.decision.runs()) {
+            if (!settle || harness == ranked.back()) return last;
+            const auto end = settle(last->run_dir);
+            if (!end || !falls_through(*end)) return last;
+            passed_over.push_back(
+                {harness,
+                 "ran and failed with no report (" + end->degraded_reason +
+                     (end->files_changed.empty()
+                          ? ")"
+                          : "; it changed " + std::to_string(end->files_changed.size()) +
+                                " file(s), kept)"),
+                 last->id});
+            continue;
+        }
         passed_over.push_back({harness, last ? "refused: " + last->planned.decision.refusal().reason
                                              : "could not start: " + last.error().message});
     }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -31,12 +32,22 @@ struct DispatchStarted {
     std::vector<dispatch::Attempt> passed_over = {}; ///< A ranked role's harnesses before this one.
 };
 
+/// Waits for a run to end and returns its final receipt; nullopt when the caller stops waiting
+/// first (its window passed, it was cancelled) and the run goes on.
+using Settle = std::function<std::optional<dispatch::Receipt>(const std::string& run_dir)>;
+
+/// Whether a ranked role moves on past a run that ended: it failed with no report (the harness
+/// exited, so nothing of it still works in the tree). Never after a cancel, a timeout, a loss.
+bool falls_through(const dispatch::Receipt& receipt);
+
 /// Plans `request` as `sonata plan` does and, when the decision runs, starts the run under a
 /// detached supervisor. `request.cwd` and `request.env` must be set. A role with a ranked list
 /// (`harnesses = [...]`) and no --harness tries each in order, moving on when the gate or the
-/// planner refuses one or its supervisor cannot start; never once a run has started.
+/// planner refuses one or its supervisor cannot start, or, with `settle`, when its run ends
+/// failed with no report (falls_through); never while a run may still work.
 Result<DispatchStarted> start_dispatch(const adapters::DispatchRequest& request,
                                        const std::string& task, const Config& config,
-                                       std::optional<std::chrono::seconds> timeout);
+                                       std::optional<std::chrono::seconds> timeout,
+                                       const Settle& settle = {});
 
 } // namespace sonata::cli

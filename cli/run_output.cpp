@@ -3,11 +3,34 @@
 
 #include <iostream>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/fs.hpp"
 
 namespace sonata::cli {
+
+namespace {
+
+/// The cost as a person reads it: the value and its source, the token counts, the budget.
+std::string cost_text(const dispatch::Receipt& r) {
+    // An unknown cost is said to be unknown: never $0.
+    std::string text = r.cost.usd
+                           ? fmt::format("${:.4f} ({})", *r.cost.usd, to_string(r.cost.source))
+                           : std::string("unknown");
+    if (r.cost.input_tokens || r.cost.output_tokens) {
+        const auto count = [](const std::optional<long long>& n) {
+            return n ? std::to_string(*n) : std::string("?");
+        };
+        text += ", tokens in " + count(r.cost.input_tokens) + " out " + count(r.cost.output_tokens);
+    }
+    if (r.max_budget_usd)
+        text += fmt::format(", budget ${:.2f} {}", *r.max_budget_usd,
+                            r.budget_enforced ? "enforced by the harness" : "not enforced");
+    return text;
+}
+
+} // namespace
 
 std::string status_line(const dispatch::Receipt& r) {
     std::string line = r.id + "  " + std::string(to_string(r.state)) + "  " + r.harness + "@" +
@@ -17,6 +40,8 @@ std::string status_line(const dispatch::Receipt& r) {
     if (r.degraded) line += "  degraded: " + r.degraded_reason;
     if (dispatch::is_final(r.state))
         line += "  report: " + (r.report_source.empty() ? "none" : r.report_source);
+    if (dispatch::is_final(r.state) && !r.started_at.empty()) line += "  cost: " + cost_text(r);
+    if (!r.retries.empty()) line += "  retried once: " + r.retries.front().why;
     if (!r.note.empty()) line += "  note: " + r.note;
     return line;
 }

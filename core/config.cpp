@@ -57,10 +57,10 @@ struct Parser {
     }
 
     Result<void> top(const toml::table& root) {
-        if (auto r = unknown_keys(
-                root,
-                {"gate", "session_max_age_seconds", "timeouts", "dispatch", "roles", "harnesses"},
-                "");
+        if (auto r = unknown_keys(root,
+                                  {"gate", "budget", "session_max_age_seconds", "timeouts",
+                                   "dispatch", "roles", "harnesses"},
+                                  "");
             !r)
             return r;
         if (const auto* gate = root.get("gate")) {
@@ -72,6 +72,16 @@ struct Parser {
                                 "\"" + did_you_mean(*value, {"warn", "strict"}));
             }
             config.gate = *value == "strict" ? GateStrictness::strict : GateStrictness::warn;
+        }
+        if (const auto* budget = root.get("budget")) {
+            auto value = string_at(*budget, "budget");
+            if (!value) return tl::unexpected(value.error());
+            if (*value != "warn" && *value != "strict") {
+                return fail(ExitCode::config,
+                            at(*budget) + "'budget' must be \"warn\" or \"strict\", not \"" +
+                                *value + "\"" + did_you_mean(*value, {"warn", "strict"}));
+            }
+            config.budget = *value == "strict" ? BudgetPolicy::strict : BudgetPolicy::warn;
         }
         if (const auto* age = root.get("session_max_age_seconds")) {
             auto value = seconds_at(*age, "session_max_age_seconds");
@@ -226,7 +236,8 @@ struct Parser {
             const auto* harness = value.as_table();
             if (harness == nullptr)
                 return fail(ExitCode::config, at(value) + "'" + path + "' must be a table");
-            if (auto r = unknown_keys(*harness, {"path", "args"}, path + "."); !r) return r;
+            if (auto r = unknown_keys(*harness, {"path", "args", "max_concurrent"}, path + "."); !r)
+                return r;
             HarnessConfig parsed;
             if (const auto* p = harness->get("path")) {
                 auto text = string_at(*p, path + ".path");
@@ -246,6 +257,16 @@ struct Parser {
                     parsed.args.push_back(*text);
                 }
                 config.lines[path + ".args"] = static_cast<int>(a->source().begin.line);
+            }
+            if (const auto* m = harness->get("max_concurrent")) {
+                const auto v = m->is_integer() ? m->value<int64_t>() : std::nullopt;
+                if (!v || *v < 0 || *v > 64) {
+                    return fail(ExitCode::config,
+                                at(*m) + "'" + path +
+                                    ".max_concurrent' must be a whole number from 0 (no limit) "
+                                    "to 64");
+                }
+                parsed.max_concurrent = static_cast<int>(*v);
             }
             config.lines[path] = static_cast<int>(value.source().begin.line);
             config.harnesses[id] = parsed;

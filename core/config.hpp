@@ -19,15 +19,25 @@ enum class GateStrictness {
     strict, ///< Refuse.
 };
 
+/// What dispatch does with a `--max-budget-usd` the harness cannot enforce.
+enum class BudgetPolicy {
+    warn,   ///< Run, with a warning that the budget cannot be enforced.
+    strict, ///< Refuse.
+};
+
 /// Per-harness settings.
 struct HarnessConfig {
     std::string path;              ///< Executable override; empty: discover.
     std::vector<std::string> args; ///< Extra arguments; never a forbidden flag.
+    /// Runs of this harness that may work at once on this machine; further runs wait `queued`.
+    /// Absent: the adapter's default (opencode: 1); 0: no limit.
+    std::optional<int> max_concurrent;
 };
 
 struct Config {
     std::string source; ///< The file it came from; empty when built-in defaults.
     GateStrictness gate = GateStrictness::warn;
+    BudgetPolicy budget = BudgetPolicy::warn;
     std::chrono::seconds version_timeout{15};
     std::chrono::seconds probe_timeout{120};
     std::chrono::seconds session_max_age{12 * 3600};

@@ -78,6 +78,7 @@ std::string replace_all(std::string text, std::string_view from, std::string_vie
 }
 
 std::string tail_lines(const std::string& text, std::size_t lines) {
+    if (text.empty()) return text;
     std::size_t pos = text.size();
     for (std::size_t n = 0; n <= lines && pos > 0; ++n) {
         pos = text.rfind('\n', pos - 1);

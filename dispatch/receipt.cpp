@@ -17,8 +17,9 @@ using json = nlohmann::ordered_json;
 
 constexpr std::size_t k_max_receipt_bytes = 4U << 20U;
 
-constexpr std::array<std::pair<std::string_view, RunState>, 9> k_states{{
+constexpr std::array<std::pair<std::string_view, RunState>, 10> k_states{{
     {"starting", RunState::starting},
+    {"queued", RunState::queued},
     {"running", RunState::running},
     {"paused", RunState::paused},
     {"stalled", RunState::stalled},
@@ -35,6 +36,28 @@ template <class T> void take(const json& j, const char* key, T& out) { out = j.a
 /// Reads a field added within schema 1 (absent from the first receipts): absent keeps `out`.
 template <class T> void take_added(const json& j, const char* key, T& out) {
     if (j.contains(key)) take(j, key, out);
+}
+
+/// The receipt's cost object; a source it does not know is an error, like any bad field.
+RunCost parse_cost(const json& j) {
+    RunCost cost;
+    const std::string source = j.at("source").get<std::string>();
+    bool known = false;
+    for (const auto s :
+         {CostSource::native, CostSource::reported, CostSource::estimated, CostSource::unknown}) {
+        if (to_string(s) == source) {
+            cost.source = s;
+            known = true;
+        }
+    }
+    if (!known) throw json::other_error::create(501, "unknown cost source '" + source + "'", &j);
+    if (!j.at("value").is_null()) cost.usd = j.at("value").get<double>();
+    if (!j.at("input_tokens").is_null()) cost.input_tokens = j.at("input_tokens").get<long long>();
+    if (!j.at("output_tokens").is_null())
+        cost.output_tokens = j.at("output_tokens").get<long long>();
+    if (cost.source == CostSource::unknown && cost.usd)
+        throw json::other_error::create(501, "a cost of unknown source has a value", &j);
+    return cost;
 }
 
 } // namespace
@@ -115,8 +138,21 @@ std::string receipt_to_json(const Receipt& r) {
     j["resumed_from"] = r.resumed_from;
     json attempts = json::array();
     for (const auto& a : r.attempts)
-        attempts.push_back({{"harness", a.harness}, {"why", a.why}});
+        attempts.push_back({{"harness", a.harness}, {"why", a.why}, {"run", a.run}});
     j["attempts"] = attempts;
+    j["max_budget_usd"] = r.max_budget_usd ? json(*r.max_budget_usd) : json(nullptr);
+    j["budget_enforced"] = r.budget_enforced;
+    const auto number = [](const auto& v) { return v ? json(*v) : json(nullptr); };
+    j["cost"] = {{"value", number(r.cost.usd)},
+                 {"source", to_string(r.cost.source)},
+                 {"input_tokens", number(r.cost.input_tokens)},
+                 {"output_tokens", number(r.cost.output_tokens)}};
+    json retries = json::array();
+    for (const auto& t : r.retries)
+        retries.push_back({{"why", t.why}, {"exit_code", number(t.exit_code)}, {"at", t.at}});
+    j["retries"] = retries;
+    j["completion"] = r.completion;
+    j["queue_slot"] = r.queue_slot;
     j["files_changed"] = r.files_changed;
     j["note"] = r.note;
     j["supervisor_pid"] = r.supervisor_pid;
@@ -197,9 +233,23 @@ Result<Receipt> parse_receipt(std::string_view text, const std::string& source) 
         take_added(j, "resumed_from", r.resumed_from);
         if (j.contains("attempts")) {
             for (const auto& a : j.at("attempts"))
-                r.attempts.push_back(
-                    {a.at("harness").get<std::string>(), a.at("why").get<std::string>()});
+                r.attempts.push_back({a.at("harness").get<std::string>(),
+                                      a.at("why").get<std::string>(),
+                                      a.value("run", std::string())});
         }
+        if (j.contains("max_budget_usd") && !j.at("max_budget_usd").is_null())
+            r.max_budget_usd = j.at("max_budget_usd").get<double>();
+        take_added(j, "budget_enforced", r.budget_enforced);
+        if (j.contains("cost")) r.cost = parse_cost(j.at("cost"));
+        if (j.contains("retries")) {
+            for (const auto& t : j.at("retries")) {
+                Retry retry{t.at("why").get<std::string>(), {}, t.at("at").get<std::string>()};
+                if (!t.at("exit_code").is_null()) retry.exit_code = t.at("exit_code").get<int>();
+                r.retries.push_back(std::move(retry));
+            }
+        }
+        take_added(j, "completion", r.completion);
+        take_added(j, "queue_slot", r.queue_slot);
     } catch (const json::exception& e) {
         return fail(ExitCode::bad_data,
                     source + ": malformed receipt (" + std::string(e.what()) + ")");

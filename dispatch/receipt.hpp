@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/cost.hpp"
 #include "core/result.hpp"
 
 namespace sonata {
@@ -20,6 +21,7 @@ namespace sonata::dispatch {
 /// A run's state. Spellings are receipt keys and `status` output: never rename.
 enum class RunState {
     starting,  ///< The run directory exists; the supervisor has not started the harness yet.
+    queued,    ///< The supervisor waits for a slot: the harness's `max_concurrent` runs are busy.
     running,   ///< The harness runs.
     paused,    ///< The harness waits on an approval card (prompt holds its text).
     stalled,   ///< No output for the stall limit; the harness still runs.
@@ -58,8 +60,18 @@ struct Approval {
 struct Attempt {
     std::string harness;
     std::string why;
+    std::string run = {}; ///< The run it started, when it ran and finished with no report.
 
     bool operator==(const Attempt&) const = default;
+};
+
+/// A harness run the supervisor started again, and why.
+struct Retry {
+    std::string why; ///< The infrastructure failure the adapter read in its output.
+    std::optional<int> exit_code;
+    std::string at; ///< ISO 8601 UTC, when the retry started.
+
+    bool operator==(const Retry&) const = default;
 };
 
 struct Receipt {
@@ -99,6 +111,14 @@ struct Receipt {
     std::string resumed_from = {}; ///< The run whose harness session this one continues.
     /// A ranked role's harnesses tried before this one, and why dispatch moved on.
     std::vector<Attempt> attempts = {};
+    std::optional<double> max_budget_usd = {}; ///< The budget asked for; absent when none.
+    bool budget_enforced = false;              ///< The harness itself enforces max_budget_usd.
+    RunCost cost = {};               ///< From the harness's own output; unknown is never 0.
+    std::vector<Retry> retries = {}; ///< Infrastructure failures retried (agy only), oldest first.
+    /// The adapter's completion check (opencode): "" when it has none, "verified", or
+    /// "failed: <why>" (the run is then degraded).
+    std::string completion = {};
+    int queue_slot = -1; ///< The `max_concurrent` slot the run held; -1: no limit.
     std::vector<std::string> files_changed; ///< In the workspace, .sonata/ and .git/ excluded.
     std::string note; ///< A remark on the run (e.g. a write role that changed nothing).
     int supervisor_pid = 0;

@@ -20,7 +20,9 @@
 #include <mutex>
 #include <thread>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <sys/file.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -86,9 +88,13 @@ json plan_json(const StartRequest& request) {
             {"cwd", request.cwd},
             {"prompt_stdin", inv.prompt == PromptChannel::stdin_pipe},
             {"interactive", inv.interactive},
+            {"report", to_string(inv.report)},
             {"timeout_s", request.limits.timeout.count()},
             {"stall_s", request.limits.stall.count()},
-            {"log_cap", request.limits.log_cap}};
+            {"log_cap", request.limits.log_cap},
+            {"max_concurrent", request.limits.max_concurrent},
+            {"slots_dir", request.limits.slots_dir},
+            {"completion_timeout_s", request.limits.completion_timeout.count()}};
 }
 
 /// Starts `argv` as a grandchild in a new session, with stdio on /dev/null and `log`; waits for the
@@ -188,6 +194,22 @@ void kill_what_runs(const Receipt& r) {
         if (cmdline && !socket.empty() && cmdline->find(socket) != std::string::npos)
             ::kill(r.tmux_server_pid, SIGKILL);
     }
+}
+
+/// Kills every process still carrying run `run_id`'s marker once its harness has ended: what the
+/// harness started outside its process group (opencode 1.18.33 runs its shell commands detached,
+/// so a command it left running survives the group's kill). Returns how many there were.
+int kill_leftovers(const std::string& run_id) {
+    int killed = 0;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+        const std::string name = entry.path().filename().string();
+        if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+        const int pid = std::stoi(name);
+        if (pid == ::getpid() || !carries_marker(pid, run_id)) continue;
+        if (::kill(pid, SIGKILL) == 0) ++killed;
+    }
+    return killed;
 }
 
 /// A run whose supervisor is gone without finishing it: what may still run is killed, and the
@@ -634,6 +656,90 @@ private:
     int m_fd;
 };
 
+/// One of a harness's `max_concurrent` slots: an flock on `<slots_dir>/<k>.lock`, held until the
+/// supervisor ends, whatever ends it (the kernel drops the lock with the process).
+struct SlotLock {
+    int fd = -1;
+    SlotLock() = default;
+    SlotLock(const SlotLock&) = delete;
+    SlotLock& operator=(const SlotLock&) = delete;
+    ~SlotLock() {
+        if (fd >= 0) ::close(fd);
+    }
+};
+
+/// Takes a free slot, waiting `queued` while every one is held; -1 when the harness has no
+/// limit. A cancel while queued returns at once (the caller sees g_cancel). An error when no slot
+/// file can even be opened: running anyway would break the limit.
+Result<int> take_slot(const json& plan, SharedReceipt& shared, SlotLock& lock) {
+    const int slots = plan.value("max_concurrent", 0);
+    const std::string dir = plan.value("slots_dir", std::string());
+    if (slots <= 0 || dir.empty()) return -1;
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    for (bool queued = false; !g_cancel.load();) {
+        int opened = 0;
+        for (int k = 0; k < slots; ++k) {
+            const std::string path = dir + "/" + std::to_string(k) + ".lock";
+            const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+            if (fd < 0) continue;
+            ++opened;
+            if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
+                lock.fd = fd;
+                return k;
+            }
+            ::close(fd);
+        }
+        if (opened == 0)
+            return fail(ExitCode::failure, "cannot open the concurrency slots in " + dir);
+        if (!queued) {
+            shared.update([](Receipt& r) { r.state = RunState::queued; });
+            queued = true;
+        }
+        shared.check_dir();
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return -1;
+}
+
+/// Why a headless run that failed is worth starting once more: the adapter reads an
+/// infrastructure failure in its output (agy only). Never after a cancel, a timeout, a TUI run
+/// or a run that exited 0, and never twice.
+std::string retry_reason(const adapters::Adapter* adapter, const Result<HarnessEnd>& end,
+                         const std::string& abandoned) {
+    if (adapter == nullptr || !end || end->tui || g_cancel.load() || !abandoned.empty() ||
+        end->result.timed_out || end->result.cancelled ||
+        (end->result.exit_code == 0 && end->result.term_signal == 0)) {
+        return {};
+    }
+    return adapter->infrastructure_failure(end->result.out, end->result.err, end->result.exit_code);
+}
+
+/// The adapter's completion check of a run that ended `done`: its export of the recorded session,
+/// run bounded in time with the harness's own environment; "" when the adapter has none,
+/// "verified", or "failed: <why>".
+std::string check_completion(const adapters::Adapter& adapter, const json& plan,
+                             const std::string& task, const Receipt& r, ProcessRunner& runner) {
+    const auto args = adapter.completion_export_args(r.harness_session);
+    if (args.empty()) return {};
+    if (r.harness_session.empty()) return "failed: sonata found no session id to check";
+    const Invocation inv = invocation_of(plan);
+    ProcessRequest request;
+    request.argv = {inv.argv.front()};
+    request.argv.insert(request.argv.end(), args.begin(), args.end());
+    request.env = child_environment(marked(current_environment(), r), inv);
+    request.cwd = plan.at("cwd").get<std::string>();
+    request.timeout = std::chrono::seconds(plan.value("completion_timeout_s", 30L));
+    request.max_output_bytes = 16U << 20U;
+    auto exported = runner.run(request);
+    if (!exported) return "failed: the session export could not start: " + exported.error().message;
+    if (exported->timed_out) return "failed: the session export did not finish in time";
+    if (exported->exit_code != 0)
+        return "failed: the session export exited " + std::to_string(exported->exit_code);
+    const std::string why = adapter.check_completion(exported->out, r.harness_session, task);
+    return why.empty() ? "verified" : "failed: " + why;
+}
+
 bool supervisor_alive(const Receipt& r) {
     return r.supervisor_pid > 0 && start_time_of(r.supervisor_pid) == r.supervisor_start;
 }
@@ -698,17 +804,54 @@ int supervise(const std::string& dir, ProcessRunner& runner) {
         std::signal(sig, on_stop_signal);
     SharedReceipt shared{dir, *receipt, {}, 0, {}};
     shared.update([&](Receipt& r) {
-        r.state = RunState::running;
         r.supervisor_pid = static_cast<int>(::getpid());
         r.supervisor_start = start_time_of(r.supervisor_pid);
-        r.started_at = utc_now();
     });
+    const auto adapter = adapters::find_adapter(receipt->harness);
+    const adapters::Adapter* a = adapter ? *adapter : nullptr;
+    Result<HarnessEnd> result = fail(ExitCode::failure, "not started");
+    Fingerprint before;
     const std::string cwd = plan->at("cwd").get<std::string>();
-    const Fingerprint before = fingerprint(cwd);
-    auto result = plan->value("interactive", false)
-                      ? run_tui(*plan, shared, files, runner)
-                      : run_headless(*plan, *prompt, shared, files, runner);
+    SlotLock slot;
+    if (auto taken = take_slot(*plan, shared, slot); !taken) {
+        result = tl::unexpected(taken.error());
+    } else if (g_cancel.load()) {
+        result = HarnessEnd{ProcessResult{}, false, false};
+        result->result.cancelled = true;
+    } else {
+        shared.update([&](Receipt& r) {
+            r.state = RunState::running;
+            r.queue_slot = *taken;
+            r.started_at = utc_now();
+        });
+        before = fingerprint(cwd);
+        const bool tui = plan->value("interactive", false);
+        result = tui ? run_tui(*plan, shared, files, runner)
+                     : run_headless(*plan, *prompt, shared, files, runner);
+        if (const std::string why = retry_reason(a, result, shared.abandoned); !why.empty()) {
+            shared.update([&](Receipt& r) {
+                r.retries.push_back({why, result->result.exit_code, utc_now()});
+            });
+            const std::string note = "\n[sonata: " + why + "; starting the run once more]\n";
+            BoundedLog(files.log(), plan->at("log_cap").get<std::size_t>()).write(note);
+            result = run_headless(*plan, *prompt, shared, files, runner);
+        }
+    }
+    const int leftovers = kill_leftovers(receipt->id);
     const Fingerprint after = fingerprint(cwd);
+    const auto env = current_environment();
+    const auto home_it = env.find("HOME");
+    const std::string home = home_it == env.end() ? "" : home_it->second;
+    std::string session;
+    RunCost cost;
+    if (result && a != nullptr) {
+        session = a->session_id(result->result.out, result->result.err, home);
+        cost = a->run_cost(result->result.out, result->result.err, home);
+        // A structured stdout (claude's result JSON) holds the final message; the rest of it
+        // stays in harness.log.
+        if (plan->value("report", std::string()) == to_string(ReportSource::structured_stdout))
+            result->result.out = a->final_message(result->result.out).value_or("");
+    }
     shared.update([&](Receipt& r) {
         r.ended_at = utc_now();
         if (!result) {
@@ -719,18 +862,41 @@ int supervise(const std::string& dir, ProcessRunner& runner) {
             return;
         }
         conclude(r, *result, g_cancel.load(), shared.abandoned, files);
-        r.files_changed = changes(before, after);
+        if (r.started_at.empty()) r.exit_code.reset(); // cancelled while queued: nothing ran
+        if (!r.started_at.empty()) r.files_changed = changes(before, after);
         if (after.truncated) r.note = "the workspace has too many files to fingerprint them all";
         if (r.role_kind == "write" && r.files_changed.empty() && r.state == RunState::done) {
             r.note = "a write role whose run changed nothing in the workspace";
         }
-        if (auto adapter = adapters::find_adapter(r.harness)) {
-            const auto env = current_environment();
-            const auto home = env.find("HOME");
-            r.harness_session = (*adapter)->session_id(result->result.out, result->result.err,
-                                                       home == env.end() ? "" : home->second);
+        if (leftovers > 0) {
+            r.note += std::string(r.note.empty() ? "" : "; ") + "killed " +
+                      std::to_string(leftovers) +
+                      " process(es) the harness left running outside its process group";
+        }
+        r.harness_session = session;
+        r.cost = cost;
+        if (r.state == RunState::failed && r.budget_enforced && r.max_budget_usd && r.cost.usd &&
+            *r.cost.usd >= *r.max_budget_usd) {
+            r.degraded_reason = fmt::format("stopped at its budget: it spent ${:.4f} ({}) of the "
+                                            "${:.2f} allowed; {}",
+                                            *r.cost.usd, to_string(r.cost.source),
+                                            *r.max_budget_usd, r.degraded_reason);
         }
     });
+    if (a != nullptr && shared.receipt.state == RunState::done) {
+        const std::string verdict = check_completion(*a, *plan, *prompt, shared.receipt, runner);
+        shared.update([&](Receipt& r) {
+            r.completion = verdict;
+            if (verdict.rfind("failed: ", 0) == 0) {
+                r.state = RunState::failed;
+                r.degraded = true;
+                r.degraded_reason = r.harness +
+                                    " exited 0 but its own record of the session says "
+                                    "the run did not complete: " +
+                                    verdict.substr(8);
+            }
+        });
+    }
     const Receipt& final_receipt = shared.receipt;
     const std::string sentinel =
         std::string(to_string(final_receipt.state)) + " " +
@@ -839,6 +1005,7 @@ ExitCode exit_code_for(const Receipt& receipt) {
     case RunState::paused: return ExitCode::run_paused;
     case RunState::stalled: return ExitCode::run_stalled;
     case RunState::starting:
+    case RunState::queued:
     case RunState::running: return ExitCode::run_pending;
     case RunState::failed:
     case RunState::timed_out:

@@ -3,6 +3,10 @@
 #include "adapters/support/gemini_family.hpp"
 
 #include <algorithm>
+#include <map>
+#include <optional>
+
+#include <nlohmann/json.hpp>
 
 #include "adapters/support/project_files.hpp"
 #include "adapters/support/relies.hpp"
@@ -85,10 +89,6 @@ Result<Outcome> GeminiFamily::map(const PlanInput& in) const {
     }
     for (const auto& note : startup_notes())
         inv.notes.push_back(note);
-    if (in.max_budget_usd) {
-        inv.notes.push_back(std::string(id()) +
-                            " cannot enforce max_budget_usd: it is not passed on");
-    }
     inv.prompt = PromptChannel::stdin_pipe;
     inv.report = ReportSource::stdout_text;
     return inv;
@@ -117,17 +117,80 @@ GeminiFamily::project_mcp(const std::string& workspace,
                     mcp_tool_name(project::k_mcp_server, project::k_mcp_tool)};
 }
 
-std::string GeminiFamily::session_id(const std::string&, const std::string&,
-                                     const std::string& home) const {
-    // Chat recordings: gemini ~/.gemini/tmp/<project>/chats/session-*.json(l), qwen
-    // ~/.qwen/projects/<project>/chats/<uuid>.jsonl; both carry "sessionId".
-    const auto file = project::newest_file(
-        home + "/" + config_dir(),
+namespace {
+
+/// The newest chat recording under `dir` (gemini's session-*.json(l), qwen's <uuid>.jsonl).
+std::string newest_chat(const std::string& dir) {
+    return project::newest_file(
+        dir,
         [](const std::string& name) {
             return (name.ends_with(".json") || name.ends_with(".jsonl")) &&
                    (name.rfind("session-", 0) == 0 || !project::first_uuid(name).empty());
         },
         5);
+}
+
+/// `key` of object `j` as a count; nullopt when absent or not a whole number.
+std::optional<long long> count_of(const nlohmann::json& j, const char* key) {
+    const auto it = j.find(key);
+    if (it == j.end() || !it->is_number_integer()) return std::nullopt;
+    return it->get<long long>();
+}
+
+} // namespace
+
+RunCost GeminiFamily::run_cost(const std::string&, const std::string&,
+                               const std::string& home) const {
+    const auto file = newest_chat(home + "/" + config_dir());
+    if (file.empty()) return {};
+    const std::string text = project::read_head(file, 64U << 20U);
+    // Records are upserted: the last line of an id wins.
+    std::map<std::string, std::pair<long long, long long>> turns;
+    for (std::size_t at = 0; at < text.size();) {
+        const auto end = std::min(text.find('\n', at), text.size());
+        const auto line = nlohmann::json::parse(text.substr(at, end - at), nullptr, false);
+        at = end + 1;
+        if (!line.is_object()) continue;
+        const auto type = line.find("type");
+        if (type == line.end() || !type->is_string()) continue;
+        const char* in_key = nullptr;
+        const char* out_key = nullptr;
+        const char* id_key = nullptr;
+        const nlohmann::json* usage = nullptr;
+        if (*type == "gemini" && line.contains("tokens") && line["tokens"].is_object()) {
+            usage = &line["tokens"];
+            in_key = "input";
+            out_key = "output";
+            id_key = "id";
+        } else if (*type == "assistant" && line.contains("usageMetadata") &&
+                   line["usageMetadata"].is_object()) {
+            usage = &line["usageMetadata"];
+            in_key = "promptTokenCount";
+            out_key = "candidatesTokenCount";
+            id_key = "uuid";
+        }
+        if (usage == nullptr) continue;
+        const auto id = line.find(id_key);
+        const std::string key =
+            id != line.end() && id->is_string() ? id->get<std::string>() : std::to_string(at);
+        turns[key] = {count_of(*usage, in_key).value_or(0), count_of(*usage, out_key).value_or(0)};
+    }
+    if (turns.empty()) return {};
+    RunCost cost;
+    cost.input_tokens = 0;
+    cost.output_tokens = 0;
+    for (const auto& [id, counts] : turns) {
+        *cost.input_tokens += counts.first;
+        *cost.output_tokens += counts.second;
+    }
+    return cost;
+}
+
+std::string GeminiFamily::session_id(const std::string&, const std::string&,
+                                     const std::string& home) const {
+    // Chat recordings: gemini ~/.gemini/tmp/<project>/chats/session-*.json(l), qwen
+    // ~/.qwen/projects/<project>/chats/<uuid>.jsonl; both carry "sessionId".
+    const auto file = newest_chat(home + "/" + config_dir());
     if (file.empty()) return {};
     const auto id = project::json_string_field(project::read_head(file), "sessionId");
     return id.empty() ? project::first_uuid(file.substr(file.rfind('/') + 1)) : id;

@@ -39,6 +39,10 @@ public:
 
     /// The sessionId recorded in the newest chat file under `<home>/<config_dir()>`, which
     /// `--resume` accepts.
+    /// The token counts the newest chat file records (gemini: its "gemini" records' tokens, the
+    /// last line per id; qwen: its assistant lines' usageMetadata); neither prices anything.
+    RunCost run_cost(const std::string& out, const std::string& err,
+                     const std::string& home) const override;
     std::string session_id(const std::string& out, const std::string& err,
                            const std::string& home) const override;
 

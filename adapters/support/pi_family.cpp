@@ -58,8 +58,6 @@ Result<Outcome> PiFamily::map(const PlanInput& in) const {
         relies::add_resume(inv.relies_on);
     }
     if (list.shell) inv.notes.push_back("no sandbox: shell commands run unasked");
-    if (in.max_budget_usd)
-        inv.notes.push_back("pi cannot enforce max_budget_usd: it is not passed on");
     inv.prompt = PromptChannel::argument;
     inv.report = ReportSource::stdout_text;
     return inv;

@@ -242,6 +242,7 @@ Result<Planned> plan_dispatch(const DispatchRequest& setup, const Config& config
     request.options = *options;
     request.resume_session = setup.resume;
     request.max_budget_usd = setup.budget;
+    request.budget_policy = config.budget;
     request.host = detect_host();
     auto dir = machine_dir_checked(setup.env);
     if (!dir) return tl::unexpected(dir.error());

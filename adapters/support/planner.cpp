@@ -9,6 +9,8 @@
 #include <cmath>
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "adapters/registry.hpp"
 #include "core/config.hpp"
 #include "core/fs.hpp"
@@ -275,6 +277,21 @@ Result<Decision> decide(const PlanRequest& request) {
             (range.highest == range.lowest ? "" : " to " + range.highest) +
             "): only this machine's matrix cells for " + request.version +
             " can vouch for it; run `sonata probe --harness " + request.harness_id + "`");
+    }
+    if (decision.runs() && request.max_budget_usd && !a.enforces_budget()) {
+        const std::string budget = fmt::format("--max-budget-usd {:.2f}", *request.max_budget_usd);
+        if (request.budget_policy == BudgetPolicy::strict) {
+            decision.outcome =
+                refuse(request.harness_id + " cannot enforce " + budget +
+                           " and config sets budget = \"strict\"",
+                       {"dispatch to a harness that enforces a budget itself (claude)",
+                        "drop --max-budget-usd", "set budget = \"warn\" to run without the limit"});
+        } else {
+            decision.warnings.push_back(
+                request.harness_id + " cannot enforce " + budget +
+                ": the run goes ahead without a spending limit (budget = \"strict\" in config "
+                "refuses instead)");
+        }
     }
     if (decision.runs()) {
         auto& invocation = std::get<Invocation>(decision.outcome);

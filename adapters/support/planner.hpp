@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "adapters/adapter.hpp"
+#include "core/config.hpp"
 #include "core/decision.hpp"
 
 namespace sonata::adapters {
@@ -22,6 +23,8 @@ struct PlanRequest {
     std::string version;
     std::string resume_session;
     std::optional<double> max_budget_usd;
+    /// A budget the harness cannot enforce: a warning, or (strict) a refusal.
+    BudgetPolicy budget_policy = BudgetPolicy::warn;
     std::vector<std::string> extra_args; ///< From config; checked against forbidden flags.
     HostFacts host;
     std::string support_dir; ///< Empty: `<machine dir>/support` of sonata's own environment.

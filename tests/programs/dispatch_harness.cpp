@@ -13,6 +13,14 @@
 //   ignore-term    ignores SIGTERM, prints, then sleeps
 //   slow           prints, stays silent for 3 s, prints "finally", exits 0
 //   fail           prints "failing" and exits 3
+//   infra-once TOKEN  the first time (no "attempt" file beside the report): "fetch failed
+//                  (ECONNRESET)" on stderr, exit 1; then the final answer
+//   infra-always   "quota exceeded (RESOURCE_EXHAUSTED)" on stderr, exit 1, every time
+//   silent-if FLAG TOKEN  exits 0 having printed nothing when FLAG is among its arguments (one
+//                  harness of a ranked role), else prints the final answer TOKEN
+//   detach TOKEN   starts a child in a session of its own that sleeps (as opencode runs its shell
+//                  commands), prints "detached PID" and the final answer, and exits 0
+//   hold TOKEN     prints when it began, sleeps 1.5 s, prints when it ended (ns) and the answer
 //   stamp          prints when main began and when it returns (ns since the epoch), for
 //                  scripts/bench-dispatch
 // On a terminal (a TUI mapping, in tmux) it is a TUI like reasonix's: it asks whether to trust the
@@ -27,6 +35,7 @@
 //   tui-exit-paused    shows the card and exits 2 two seconds later without reading a key
 //   tui-busy           prints "working" and never answers
 // C-d at the task prompt (end of input) quits with 0.
+#include <fcntl.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -203,6 +212,37 @@ int main(int argc, char** argv) {
     } else if (scenario == "fail") {
         std::cout << "failing" << std::endl;
         return 3;
+    } else if (scenario == "infra-once") {
+        const std::string report = report_path(task);
+        const std::string attempt = report.substr(0, report.rfind('/') + 1) + "attempt";
+        if (!std::ifstream(attempt)) {
+            std::ofstream(attempt) << "1\n";
+            std::cerr << "Error: request to the model failed: fetch failed (ECONNRESET)\n";
+            return 1;
+        }
+        std::cout << "final answer " << token << "\n";
+    } else if (scenario == "infra-always") {
+        std::cerr << "Error: quota exceeded (RESOURCE_EXHAUSTED)\n";
+        return 1;
+    } else if (scenario == "silent-if") {
+        const std::string answer = word_after(task, "scenario: silent-if " + token);
+        for (int i = 1; i + 1 < argc; ++i)
+            if (argv[i] == token) return 0;
+        std::cout << "final answer " << answer << "\n";
+    } else if (scenario == "detach") {
+        const pid_t child = ::fork();
+        if (child == 0) {
+            ::setsid();
+            const int null_fd = ::open("/dev/null", O_RDWR);
+            for (const int fd : {0, 1, 2})
+                ::dup2(null_fd, fd);
+            sleep_forever();
+        }
+        std::cout << "detached " << child << "\nfinal answer " << token << std::endl;
+    } else if (scenario == "hold") {
+        std::cout << "began " << began << std::endl;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+        std::cout << "ended " << now_ns() << "\nfinal answer " << token << std::endl;
     } else {
         std::cerr << "no scenario in the task\n";
         return 2;

@@ -2,6 +2,7 @@
 // forbidden flags and its resume form.
 #include <gtest/gtest.h>
 
+#include "adapters/registry.hpp"
 #include "tests/support/mode_table.hpp"
 
 namespace sonata::testing {
@@ -105,6 +106,31 @@ TEST(Agy, ConfiguredArgumentsGoBeforeThePromptFlag) {
     ASSERT_TRUE(decision && decision->runs());
     EXPECT_EQ(decision->invocation().argv, (Strings{"agy", "--dangerously-skip-permissions",
                                                     "--model", "Gemini 3.1 Pro (High)", "-p"}));
+}
+
+TEST(Agy, OnlyInfrastructureFailuresAreWorthARetry) {
+    auto agy = adapters::find_adapter("agy");
+    ASSERT_TRUE(agy);
+    const auto why = [&](const std::string& err, int exit_code, const std::string& out = "") {
+        return (*agy)->infrastructure_failure(out, err, exit_code);
+    };
+    EXPECT_EQ(why("Error: fetch failed (ECONNRESET)\n", 1),
+              "agy exited 1 on a network failure (\"econnreset\" in its output)");
+    EXPECT_EQ(why("Your token has expired. Please log in again.\n", 1),
+              "agy exited 1 on an expired login (\"token has expired\" in its output)");
+    EXPECT_EQ(why("", 2, "429 Too Many Requests: RESOURCE_EXHAUSTED\n"),
+              "agy exited 2 on an exhausted quota (\"resource_exhausted\" in its output)");
+    // Never a run that exited 0, a task's own failure, a model error or an abort.
+    EXPECT_EQ(why("fetch failed (ECONNRESET)\n", 0), "");
+    EXPECT_EQ(why("Error: the tests do not pass\n", 1), "");
+    EXPECT_EQ(why("Error: model returned an invalid tool call\n", 1), "");
+    EXPECT_EQ(why("Request aborted by the user (ECONNRESET)\n", 130), "");
+    // Only the end of the output says why it stopped: a task that talked of networks earlier
+    // and then failed is not retried.
+    EXPECT_EQ(why("fetch failed while testing the proxy\n" + std::string(5000, '.') +
+                      "\nError: assertion failed\n",
+                  1),
+              "");
 }
 
 } // namespace

@@ -33,16 +33,16 @@ PlanCase claude(Mode parent, std::string resume = {}) {
 TEST(ClaudeAdapter, AcceptEditsReliesOnConfinementNotOnRmPrompt) {
     const Invocation inv = run(claude(Mode::accept_edits));
     EXPECT_EQ(inv.argv, (Strings{"claude", "-p", "--setting-sources=user", "--permission-mode",
-                                 "acceptEdits"}));
+                                 "acceptEdits", "--output-format=json"}));
     EXPECT_EQ(inv.relies_on, (Strings{"outside-workspace-write", "hostile-workspace"}));
 }
 
 TEST(ClaudeAdapter, ResumeRepassesModeAndTools) {
     const Invocation inv = run(claude(Mode::plan, "0b7e9c1e-1111-4222-8333-944455556666"));
-    EXPECT_EQ(inv.argv,
-              (Strings{"claude", "-p", "--setting-sources=user", "--permission-mode", "plan",
-                       "--tools=Read,Grep,Glob", "--allowedTools=Read,Grep,Glob",
-                       "--strict-mcp-config", "--resume", "0b7e9c1e-1111-4222-8333-944455556666"}));
+    EXPECT_EQ(inv.argv, (Strings{"claude", "-p", "--setting-sources=user", "--permission-mode",
+                                 "plan", "--tools=Read,Grep,Glob", "--allowedTools=Read,Grep,Glob",
+                                 "--strict-mcp-config", "--resume",
+                                 "0b7e9c1e-1111-4222-8333-944455556666", "--output-format=json"}));
     EXPECT_EQ(inv.relies_on.back(), "resume-keeps-mode");
 }
 

@@ -192,18 +192,6 @@ TEST(CodexAdapter, ModelIsPassedWithDashM) {
     EXPECT_EQ(run(c).argv, (Strings{"codex", "exec", "--sandbox", "read-only", "-m", "o4-mini"}));
 }
 
-TEST(CodexAdapter, BudgetIsNotedAsUnenforceable) {
-    adapters::PlanRequest request;
-    request.harness_id = "codex";
-    request.parent_mode = Mode::plan;
-    request.role = Role{"review", RoleKind::read_only, {}, {}};
-    request.max_budget_usd = 2.5;
-    auto decision = adapters::decide(request);
-    ASSERT_TRUE(decision && decision->runs());
-    EXPECT_EQ(decision->invocation().notes,
-              (Strings{"codex cannot enforce max_budget_usd: it is not passed on"}));
-}
-
 TEST(CodexAdapter, WideningSandboxIsAnErrorNamingTheOption) {
     const Error plan =
         error_of(codex(Mode::plan, RoleKind::write, {{"sandbox", "workspace-write"}}));

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "adapters/registry.hpp"
+#include "core/fs.hpp"
 #include "tests/support/plan_helpers.hpp"
 
 namespace sonata::testing {
@@ -33,16 +34,18 @@ const std::string k_edit_agent_json =
     R"({"agent":{"sonata-edit":{"mode":"primary","permission":{"*":"deny","read":"allow","grep":"allow",)"
     R"("glob":"allow","edit":"allow","write":"allow","patch":"allow"}}}})";
 
-// Every mapping keeps opencode from loading the repository's own config.
+// Every mapping keeps opencode from loading the repository's own config, and reads its JSON
+// events (`--format json`, before the `--` that ends the options).
 Invocation headless(Strings argv, Env env, Strings unset, Strings relies, Strings notes) {
     env["OPENCODE_DISABLE_PROJECT_CONFIG"] = "1";
+    argv.insert(argv.end() - 1, {"--format", "json"});
     return Invocation{.argv = std::move(argv),
                       .env = std::move(env),
                       .env_unset = std::move(unset),
                       .cwd = {},
                       .prompt = PromptChannel::argument,
                       .interactive = false,
-                      .report = ReportSource::stdout_text,
+                      .report = ReportSource::structured_stdout,
                       .relies_on = std::move(relies),
                       .notes = std::move(notes)};
 }
@@ -251,11 +254,12 @@ TEST(OpenCodeAdapter, ConfigArgsCannotAutoApproveInPlan) {
 
 TEST(OpenCodeAdapter, ConfigArgsGoBeforeTheMessageSeparator) {
     PlanCase c = opencode(k_v1, Mode::plan);
-    c.extra_args = {"--format", "json"};
+    c.extra_args = {"--log-level", "WARN"};
     auto decision = decide_ok(c);
     ASSERT_TRUE(decision && decision->runs());
     EXPECT_EQ(decision->invocation().argv,
-              (Strings{"opencode", "run", "--agent", "plan", "--format", "json", "--"}));
+              (Strings{"opencode", "run", "--agent", "plan", "--format", "json", "--log-level",
+                       "WARN", "--"}));
     EXPECT_EQ(decision->invocation().env.at("OPENCODE_CONFIG_CONTENT"), k_v1_plan_json);
 }
 
@@ -357,6 +361,76 @@ TEST(OpenCodeAdapter, ProtocolAndToolVocabulary) {
     EXPECT_EQ((*adapter)->permission_env(),
               (Strings{"OPENCODE_CONFIG_CONTENT", "OPENCODE_PERMISSION", "OPENCODE_CONFIG",
                        "OPENCODE_CONFIG_DIR", "OPENCODE_DISABLE_PROJECT_CONFIG"}));
+}
+
+} // namespace
+} // namespace sonata::testing
+
+namespace sonata::testing {
+namespace {
+
+/// A file captured from opencode 1.18.33 (fixtures/captured/opencode/1.18.33).
+std::string captured_opencode(const std::string& name) {
+    auto text = read_file_bounded(
+        std::string(SONATA_SOURCE_DIR) + "/fixtures/captured/opencode/1.18.33/" + name, 1U << 20U);
+    EXPECT_TRUE(text) << name;
+    return text ? *text : std::string();
+}
+
+TEST(OpenCodeRunOutput, JsonEventsGiveTheSessionTheFinalTextAndTheTokens) {
+    const auto& opencode = **adapters::find_adapter("opencode");
+    const std::string out = captured_opencode("run-format-json.jsonl");
+    EXPECT_EQ(opencode.session_id(out, "", "/nowhere"), "ses_dcaf5f948ffe36j79dEFh8gUsB");
+    EXPECT_EQ(opencode.final_message(out), std::optional<std::string>("ALL DONE FINAL"));
+    // Two steps of 12345 input tokens each; opencode priced the unknown model at 0, which is no
+    // price at all: the cost stays unknown.
+    EXPECT_EQ(opencode.run_cost(out, "", ""),
+              (RunCost{std::nullopt, CostSource::unknown, 24690, 21}));
+    EXPECT_EQ(opencode.final_message("not json\n"), std::nullopt);
+    EXPECT_EQ(
+        opencode.run_cost("{\"type\":\"step_finish\",\"part\":{\"tokens\":\"many\"}}\n", "", ""),
+        RunCost{});
+}
+
+TEST(OpenCodeCompletion, TheExportProvesACompletedRunAndNamesWhatIsMissingOtherwise) {
+    const auto& opencode = **adapters::find_adapter("opencode");
+    const std::string task = "Do the task: write the files.";
+    EXPECT_EQ(opencode.completion_export_args("ses_x"),
+              (std::vector<std::string>{"export", "ses_x"}));
+    const std::string completed = captured_opencode("export-completed.json");
+    EXPECT_EQ(opencode.check_completion(completed, "ses_dcaf66542ffebmvy0zh5jULhVH", task), "");
+    // A refused tool call does not stop the run from completing.
+    EXPECT_EQ(opencode.check_completion(captured_opencode("export-denied.json"),
+                                        "ses_dcaf5c7daffeVNn1zW1ham5r7n", task),
+              "");
+    EXPECT_EQ(opencode.check_completion(captured_opencode("export-interrupted.json"),
+                                        "ses_dcaf56a6fffekHsPKlBBo1L4YU", task),
+              "the last assistant message never completed (interrupted)");
+    EXPECT_EQ(opencode.check_completion(completed, "ses_other", task),
+              "the export is of session ses_dcaf66542ffebmvy0zh5jULhVH, not ses_other");
+    EXPECT_EQ(opencode.check_completion(completed, "ses_dcaf66542ffebmvy0zh5jULhVH",
+                                        "Another task altogether."),
+              "the session's newest user turn is not this run's task");
+    EXPECT_EQ(opencode.check_completion("", "ses_x", task), "opencode export printed no session");
+    EXPECT_EQ(opencode.check_completion("{\"info\":{\"id\":7},\"messages\":[]}", "ses_x", task)
+                  .rfind("the export is malformed", 0),
+              0U);
+    // The last assistant message stopping for a tool call, or without text, is not completion.
+    std::string tool_calls = completed;
+    const auto stop = tool_calls.rfind("\"finish\": \"stop\"");
+    ASSERT_NE(stop, std::string::npos);
+    tool_calls.replace(stop, 16, "\"finish\": \"length\"");
+    EXPECT_EQ(opencode.check_completion(tool_calls, "ses_dcaf66542ffebmvy0zh5jULhVH", task),
+              "the last assistant message finished with \"length\", not \"stop\"");
+    std::string silent = completed;
+    silent.replace(silent.find("\"ALL DONE FINAL\""), 16, "\"  \"");
+    EXPECT_EQ(opencode.check_completion(silent, "ses_dcaf66542ffebmvy0zh5jULhVH", task),
+              "the last assistant message has no text");
+}
+
+TEST(OpenCodeConcurrency, OneRunAtATimeUnlessConfigSaysOtherwise) {
+    EXPECT_EQ((*adapters::find_adapter("opencode"))->default_max_concurrent(), 1);
+    EXPECT_EQ((*adapters::find_adapter("codex"))->default_max_concurrent(), 0);
 }
 
 } // namespace

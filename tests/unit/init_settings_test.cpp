@@ -236,11 +236,12 @@ TEST(ProjectConfigTemplate, EveryCommentedSettingIsAcceptedAndShowsTheDefault) {
             ++settings;
         }
     }
-    EXPECT_EQ(settings, 12);
+    EXPECT_EQ(settings, 14);
     auto config = parse_config(uncommented, "sonata.toml");
     ASSERT_TRUE(config) << config.error().message << "\n" << uncommented;
     const Config defaults;
     EXPECT_EQ(config->gate, defaults.gate);
+    EXPECT_EQ(config->budget, defaults.budget);
     EXPECT_EQ(config->session_max_age, defaults.session_max_age);
     EXPECT_EQ(config->version_timeout, defaults.version_timeout);
     EXPECT_EQ(config->probe_timeout, defaults.probe_timeout);

@@ -199,9 +199,10 @@ TEST(SafetyInvariants, ClaudeBypassAsRootIsAnExplainedRefusal) {
     request.host.is_root = false;
     auto as_user = decide(request);
     ASSERT_TRUE(as_user && as_user->runs());
-    EXPECT_EQ(as_user->invocation().argv,
-              (std::vector<std::string>{"claude", "-p", "--setting-sources=user",
-                                        "--permission-mode", "bypassPermissions"}));
+    EXPECT_EQ(
+        as_user->invocation().argv,
+        (std::vector<std::string>{"claude", "-p", "--setting-sources=user", "--permission-mode",
+                                  "bypassPermissions", "--output-format=json"}));
 }
 
 TEST(SafetyInvariants, ForbiddenExtraArgsFromConfigAreRejected) {
