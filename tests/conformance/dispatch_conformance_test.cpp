@@ -58,11 +58,14 @@ protected:
     /// Starts a dispatch of `decision` against the scripted model `script` (kept running in
     /// m_server); returns the run directory, and the workspace in `workspace`.
     std::string start(const Decision& decision, const json& script, std::string& workspace,
-                      std::optional<double> budget = {}) {
+                      std::optional<double> budget = {}, bool same_world = false) {
         auto runner = make_system_runner();
-        auto created = probes::Scratch::create(m_dir.path(), "", *runner);
-        EXPECT_TRUE(created) << created.error().message;
-        m_scratch.emplace(std::move(*created)); // kept until the run has ended
+        if (!same_world || !m_scratch) { // a resumed run continues in its first run's world
+            auto created = probes::Scratch::create(m_dir.path(), "", *runner);
+            EXPECT_TRUE(created) << created.error().message;
+            m_scratch.reset();
+            m_scratch.emplace(std::move(*created)); // kept until the run has ended
+        }
         auto& scratch = m_scratch;
         auto parsed = probes::parse_script(script.dump());
         EXPECT_TRUE(parsed);
@@ -140,7 +143,8 @@ protected:
     }
 
     /// The decision for `mode` and a role of `kind` on this machine.
-    Result<Decision> decide(Mode mode, RoleKind kind, std::optional<double> budget = {}) {
+    Result<Decision> decide(Mode mode, RoleKind kind, std::optional<double> budget = {},
+                            const std::string& resume = {}) {
         adapters::PlanRequest request;
         request.harness_id = GetParam().id;
         request.parent_mode = mode;
@@ -151,6 +155,7 @@ protected:
         request.support_dir = m_dir.path() + "/support";
         request.write_support_files = true;
         request.max_budget_usd = budget;
+        request.resume_session = resume;
         return adapters::decide(request);
     }
 
@@ -350,6 +355,38 @@ TEST_P(DispatchConformance, ARunThatExitsZeroWithoutCompletingIsNotDone) {
               << (ended->exit_code ? std::to_string(*ended->exit_code) : "-") << ", state "
               << to_string(ended->state) << ", completion \"" << ended->completion << "\", "
               << ended->degraded_reason << "\n";
+}
+
+TEST_P(DispatchConformance, AResumedRunContinuesTheSessionItsFirstRunRecorded) {
+    // The first run (plan, read-only) has its write refused and ends; its receipt records the
+    // harness's session. The second is planned with that session to resume, as dispatch --resume
+    // plans it, in the same world: the model then sees the first run's refused call again.
+    const Pin& pin = GetParam();
+    auto first = decide(Mode::plan, RoleKind::read_only);
+    ASSERT_TRUE(first) << first.error().message;
+    if (!first->runs() || first->invocation().interactive)
+        GTEST_SKIP() << pin.id << " has no headless plan mapping";
+    auto resumable = decide(Mode::plan, RoleKind::read_only, {}, "probe-session");
+    if (!resumable || !resumable->runs()) GTEST_SKIP() << pin.id << " cannot resume a session";
+    std::string workspace;
+    const json script = {
+        {"steps",
+         json::array({{{"intent", "write_file"}, {"path", "first.txt"}, {"content", "1"}}})},
+        {"final", "first-token"}};
+    const auto one = wait(start(*first, script, workspace), dispatch::RunState::done);
+    ASSERT_FALSE(one.harness_session.empty()) << pin.id << " recorded no session to resume";
+    auto second = decide(Mode::plan, RoleKind::read_only, {}, one.harness_session);
+    ASSERT_TRUE(second && second->runs());
+    const json again = {{"steps", json::array()}, {"final", "second-token"}};
+    const auto two = wait(start(*second, again, workspace, {}, true), dispatch::RunState::done);
+    // The second script calls no tool: a tool result in its conversation is the first run's.
+    bool continued = false;
+    for (const auto& request : m_server->recording())
+        continued = continued || !request.tool_results.empty();
+    EXPECT_TRUE(continued) << pin.id << ": the resumed run's model never saw the first run's call";
+    EXPECT_FALSE(std::filesystem::exists(workspace + "/first.txt"));
+    std::cout << "[ resume ] " << pin.id << ": session " << one.harness_session
+              << " continued by run " << two.id << " (" << two.argv.size() << " arguments)\n";
 }
 
 INSTANTIATE_TEST_SUITE_P(Pinned, DispatchConformance, ::testing::ValuesIn(pins()),

@@ -211,6 +211,37 @@ TEST_F(DispatchPolicy, NothingTheHarnessStartedOutlivesItsRunEvenOutsideItsGroup
         << r.at("note");
 }
 
+TEST_F(DispatchPolicy, AnOpencodeRunIsDoneOnlyWhenItsOwnExportShowsItCompleted) {
+    // The stand-in speaks opencode's `run --format json` and `export` (the fixture convention for
+    // the 2.x line no pin has); the pinned 1.18.33 is checked against the scripted model in the
+    // conformance tier.
+    config("[harnesses.opencode]\npath = \"" + m_stand_in + "\"\n");
+    const auto ok = dispatch("opencode", "acceptEdits", "scenario: events done1");
+    ASSERT_EQ(ok.exit_code, 0) << ok.err << ok.out;
+    const json r = receipt_of(ok);
+    EXPECT_EQ(r.at("completion"), "verified");
+    EXPECT_EQ(r.at("harness_session"), "ses_done1");
+    EXPECT_EQ(r.at("report_source"), "final-message");
+    EXPECT_EQ(json::parse(ok.out).at("report").get<std::string>().rfind("final answer done1\n", 0),
+              0U);
+    EXPECT_EQ(r.at("cost"), (json{{"value", nullptr},
+                                  {"source", "unknown"},
+                                  {"input_tokens", 10},
+                                  {"output_tokens", 2}}));
+    EXPECT_EQ(r.at("queue_slot"), 0) << "opencode runs one at a time by default";
+
+    const auto cut = dispatch("opencode", "acceptEdits", "scenario: events interrupted1");
+    EXPECT_EQ(cut.exit_code, 8) << cut.err << cut.out;
+    const json c = receipt_of(cut);
+    EXPECT_EQ(c.at("exit_code"), 0);
+    EXPECT_EQ(c.at("state"), "failed");
+    EXPECT_EQ(c.at("completion"),
+              "failed: the last assistant message never completed (interrupted)");
+    EXPECT_EQ(c.at("degraded_reason"),
+              "opencode exited 0 but its own record of the session says the run did not "
+              "complete: the last assistant message never completed (interrupted)");
+}
+
 TEST_F(DispatchPolicy, MaxConcurrentMustBeASmallWholeNumber) {
     write_text(m_project + "/sonata.toml", "[harnesses.grok]\nmax_concurrent = -1\n");
     const auto run = dispatch("grok", "acceptEdits", "scenario: final x");

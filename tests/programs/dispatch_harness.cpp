@@ -20,6 +20,12 @@
 //                  harness of a ranked role), else prints the final answer TOKEN
 //   detach TOKEN   starts a child in a session of its own that sleeps (as opencode runs its shell
 //                  commands), prints "detached PID" and the final answer, and exits 0
+//   events TOKEN   as opencode's `run --format json`: prints a step's events for session
+//                  ses_TOKEN ending with the text "final answer TOKEN", and keeps the task for
+//                  `export` in $TMPDIR
+// `export ses_TOKEN` prints opencode's export of that session: the kept task as its user turn,
+// then an assistant message that completed with "stop" and the final text, or, when TOKEN holds
+// "interrupted", one that never completed.
 //   hold TOKEN     prints when it began, sleeps 1.5 s, prints when it ended (ns) and the answer
 //   stamp          prints when main began and when it returns (ns since the epoch), for
 //                  scripts/bench-dispatch
@@ -42,11 +48,14 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
 #include <thread>
+
+#include <nlohmann/json.hpp>
 
 namespace {
 
@@ -97,6 +106,50 @@ bool ask(const std::string& card) {
     std::this_thread::sleep_for(std::chrono::seconds(1));
     show("\r\x1b[2K\x1b[1A\r\x1b[2K" + std::string(yes ? "(approved)\n" : "(declined)\n"));
     return yes;
+}
+
+/// Where `events` keeps a session's task for `export`.
+std::string kept_task(const std::string& session) {
+    const char* tmp = std::getenv("TMPDIR");
+    return std::string(tmp != nullptr ? tmp : "/tmp") + "/dispatch-harness-" + session + ".task";
+}
+
+/// `run --format json` as opencode 1.18 prints it, shortened to one step with text.
+void print_events(const std::string& session, const std::string& task, const std::string& token) {
+    std::ofstream(kept_task(session)) << task;
+    using json = nlohmann::json;
+    const json part = {{"sessionID", session}, {"type", "text"}, {"text", "final answer " + token}};
+    std::cout << json{{"type", "step_start"}, {"sessionID", session}, {"part", json::object()}}
+              << "\n"
+              << json{{"type", "text"}, {"sessionID", session}, {"part", part}} << "\n"
+              << json{{"type", "step_finish"},
+                      {"sessionID", session},
+                      {"part", {{"reason", "stop"}, {"tokens", {{"input", 10}, {"output", 2}}}}}}
+              << std::endl;
+}
+
+int export_session(const std::string& session) {
+    using json = nlohmann::json;
+    std::ifstream in(kept_task(session));
+    if (!in) {
+        std::cerr << "Error: Session not found: " << session << "\n";
+        return 1;
+    }
+    std::ostringstream task;
+    task << in.rdbuf();
+    json assistant = {{"role", "assistant"}, {"time", {{"created", 1}}}};
+    if (session.find("interrupted") == std::string::npos) {
+        assistant["time"]["completed"] = 2;
+        assistant["finish"] = "stop";
+    }
+    const json doc = {{"info", {{"id", session}}},
+                      {"messages",
+                       {{{"info", {{"role", "user"}}},
+                         {"parts", {{{"type", "text"}, {"text", "\"" + task.str() + "\""}}}}},
+                        {{"info", assistant},
+                         {"parts", {{{"type", "text"}, {"text", "final answer " + session}}}}}}}};
+    std::cout << doc.dump(2) << "\n";
+    return 0;
 }
 
 int tui() {
@@ -167,6 +220,7 @@ int main(int argc, char** argv) {
         std::cout << "1.0.0\n";
         return 0;
     }
+    if (argc == 3 && std::string(argv[1]) == "export") return export_session(argv[2]);
     if (::isatty(STDIN_FILENO) != 0) return tui();
     std::string task = argc > 1 ? argv[argc - 1] : "";
     if (task.find("scenario:") == std::string::npos) {
@@ -239,6 +293,8 @@ int main(int argc, char** argv) {
             sleep_forever();
         }
         std::cout << "detached " << child << "\nfinal answer " << token << std::endl;
+    } else if (scenario == "events") {
+        print_events("ses_" + token, task, token);
     } else if (scenario == "hold") {
         std::cout << "began " << began << std::endl;
         std::this_thread::sleep_for(std::chrono::milliseconds(1500));
