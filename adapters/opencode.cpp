@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "adapters/adapter.hpp"
+#include "adapters/support/opencode_family.hpp"
 #include "adapters/support/project_files.hpp"
 #include "adapters/support/relies.hpp"
 
@@ -21,6 +22,8 @@ constexpr const char* k_config_env = "OPENCODE_CONFIG_CONTENT";
 constexpr const char* k_disable_project_config = "OPENCODE_DISABLE_PROJECT_CONFIG";
 constexpr const char* k_plan_agent = "sonata-plan";
 constexpr const char* k_edit_agent = "sonata-edit";
+const opencode_family::Names k_names{k_config_env, "OPENCODE_DISABLE_MODELS_FETCH",
+                                     "OPENCODE_DISABLE_AUTOUPDATE", "opencode"};
 
 /// Which facts apply to the installed opencode.
 enum class Line {
@@ -50,113 +53,6 @@ Line line_for(const std::string& version, std::vector<std::string>& notes) {
     else if (*major < 1)
         notes.push_back("opencode " + version + " predates 1.x: using the 1.18 mapping");
     return Line::v1_18;
-}
-
-/// A primary agent that denies every tool except the ones named.
-std::string injected_agent(const char* name, const std::vector<std::string>& allowed) {
-    Json permission;
-    permission["*"] = "deny";
-    for (const auto& tool : allowed)
-        permission[tool] = "allow";
-    Json config;
-    config["agent"][name] = Json{{"mode", "primary"}, {"permission", permission}};
-    return config.dump();
-}
-
-/// The first opencode session id ("ses_" and its letters and digits) in `text`; empty when none.
-std::string first_session(const std::string& text) {
-    const auto at = text.find("ses_");
-    if (at == std::string::npos) return {};
-    auto end = at + 4;
-    while (end < text.size() && std::isalnum(static_cast<unsigned char>(text[end])))
-        ++end;
-    return end - at > 4 ? text.substr(at, end - at) : std::string();
-}
-
-/// The JSON events `run --format json` printed, one per line; lines that are not an event are
-/// skipped.
-std::vector<Json> run_events(const std::string& out) {
-    std::vector<Json> events;
-    for (std::size_t at = 0; at < out.size();) {
-        const auto end = std::min(out.find('\n', at), out.size());
-        if (out[at] == '{') {
-            auto e = Json::parse(out.begin() + static_cast<long>(at),
-                                 out.begin() + static_cast<long>(end), nullptr, false);
-            if (!e.is_discarded() && e.is_object() && e.contains("type")) events.push_back(e);
-        }
-        at = end + 1;
-    }
-    return events;
-}
-
-/// Text with its quotes, backslashes and whitespace taken out: opencode stores a prompt with
-/// spaces quoted, and the comparison must not depend on how.
-std::string bare(const std::string& text) {
-    std::string out;
-    for (const char c : text) {
-        if (c != '"' && c != '\\' && !std::isspace(static_cast<unsigned char>(c))) out += c;
-    }
-    return out;
-}
-
-/// The text parts of one exported message, joined.
-std::string text_of(const Json& message) {
-    std::string text;
-    if (!message.contains("parts") || !message["parts"].is_array()) return text;
-    for (const auto& part : message["parts"]) {
-        if (part.is_object() && part.value("type", "") == "text") text += part.value("text", "");
-    }
-    return text;
-}
-
-/// Why `opencode export` output does not show session `session` completing `task`; empty when
-/// it does: the task is its newest user turn, and the last assistant message after it was
-/// completed, finished with "stop", carries no error and has text.
-std::string check_export(const std::string& exported, const std::string& session,
-                         const std::string& task) {
-    const auto brace = exported.find('{');
-    const Json doc = brace == std::string::npos
-                         ? Json()
-                         : Json::parse(exported.begin() + static_cast<long>(brace), exported.end(),
-                                       nullptr, false);
-    if (doc.is_discarded() || !doc.is_object() || !doc.contains("messages") ||
-        !doc["messages"].is_array() || !doc.contains("info") || !doc["info"].is_object()) {
-        return "opencode export printed no session";
-    }
-    if (doc["info"].value("id", "") != session)
-        return "the export is of session " + doc["info"].value("id", "?") + ", not " + session;
-    const auto& messages = doc["messages"];
-    const auto role = [](const Json& m) {
-        return m.contains("info") && m["info"].is_object() ? m["info"].value("role", "")
-                                                           : std::string();
-    };
-    std::size_t user = messages.size();
-    for (std::size_t i = messages.size(); i-- > 0;) {
-        if (role(messages[i]) == "user") {
-            user = i;
-            break;
-        }
-    }
-    if (user == messages.size()) return "the session has no user turn";
-    const std::string asked = bare(text_of(messages[user]));
-    if (asked.empty() || asked != bare(task))
-        return "the session's newest user turn is not this run's task";
-    std::size_t last = messages.size();
-    for (std::size_t i = user + 1; i < messages.size(); ++i) {
-        if (role(messages[i]) == "assistant") last = i;
-    }
-    if (last == messages.size()) return "no assistant message answered the task";
-    const Json& info = messages[last]["info"];
-    if (info.contains("error") && !info["error"].is_null())
-        return "the last assistant message ended with an error: " + info["error"].dump();
-    const bool completed =
-        info.contains("time") && info["time"].is_object() && info["time"].contains("completed");
-    if (!completed) return "the last assistant message never completed (interrupted)";
-    if (const std::string finish = info.value("finish", ""); finish != "stop")
-        return "the last assistant message finished with \"" + finish + "\", not \"stop\"";
-    if (text_of(messages[last]).find_first_not_of(" \t\r\n") == std::string::npos)
-        return "the last assistant message has no text";
-    return {};
 }
 
 std::vector<std::string> with(std::vector<std::string> base,
@@ -218,78 +114,12 @@ public:
     }
 
     std::optional<std::string> final_message(const std::string& out) const override {
-        try {
-            return last_step_text(run_events(out));
-        } catch (const Json::exception&) { // a field of an unexpected type
-            return std::nullopt;
-        }
-    }
-
-    static std::optional<std::string> last_step_text(const std::vector<Json>& events) {
-        if (events.empty()) return std::nullopt;
-        // The text parts of the main session's last step.
-        std::string text;
-        bool any = false;
-        for (const auto& e : events) {
-            if (e.value("sessionID", "") != events.front().value("sessionID", "")) continue;
-            const std::string type = e.value("type", "");
-            if (type == "step_start") {
-                text.clear();
-                any = false;
-            } else if (type == "text" && e.contains("part") && e["part"].is_object()) {
-                if (any) text += "\n";
-                text += e["part"].value("text", "");
-                any = true;
-            }
-        }
-        if (!any) return std::nullopt;
-        return text;
+        return opencode_family::final_message(out);
     }
 
     RunCost run_cost(const std::string& out, const std::string&,
                      const std::string&) const override {
-        try {
-            return cost_of(run_events(out));
-        } catch (const Json::exception&) { // a field of an unexpected type: unknown
-            return {};
-        }
-    }
-
-    static RunCost cost_of(const std::vector<Json>& events) {
-        RunCost cost;
-        long long input = 0;
-        long long output = 0;
-        double usd = 0;
-        bool steps = false;
-        bool counted = false;
-        for (const auto& e : events) {
-            if (e.value("type", "") != "step_finish" || !e.contains("part") ||
-                !e["part"].is_object())
-                continue;
-            const auto& part = e["part"];
-            steps = true;
-            if (const auto t = part.find("tokens"); t != part.end() && t->is_object()) {
-                counted = true;
-                input += t->value("input", 0LL);
-                output += t->value("output", 0LL);
-                if (const auto c = t->find("cache"); c != t->end() && c->is_object())
-                    input += c->value("read", 0LL) + c->value("write", 0LL);
-            }
-            if (const auto c = part.find("cost"); c != part.end() && c->is_number())
-                usd += c->get<double>();
-        }
-        if (!steps) return cost;
-        if (counted) {
-            cost.input_tokens = input;
-            cost.output_tokens = output;
-        }
-        // opencode prices only the models it knows: a cost of 0 beside tokens spent means it had
-        // no price, not that the run was free.
-        if (usd > 0) {
-            cost.usd = usd;
-            cost.source = CostSource::reported;
-        }
-        return cost;
+        return opencode_family::run_cost(out);
     }
 
     std::vector<std::string> completion_export_args(const std::string& session) const override {
@@ -299,11 +129,7 @@ public:
 
     std::string check_completion(const std::string& exported, const std::string& session,
                                  const std::string& task) const override {
-        try {
-            return check_export(exported, session, task);
-        } catch (const Json::exception& e) {
-            return std::string("the export is malformed (") + e.what() + ")";
-        }
+        return opencode_family::check_export(exported, session, task);
     }
 
     int default_max_concurrent() const override {
@@ -368,23 +194,7 @@ public:
 
     std::string session_id(const std::string& out, const std::string& err,
                            const std::string& home) const override {
-        // `run --format json`: the first event names the run's own session.
-        if (const auto events = run_events(out); !events.empty() &&
-                                                 events.front().contains("sessionID") &&
-                                                 events.front()["sessionID"].is_string()) {
-            const std::string id = events.front()["sessionID"].get<std::string>();
-            if (first_session(id) == id) return id;
-        }
-        // Text output names none; a probe's own log under $XDG_DATA_HOME/opencode/log names the
-        // session first (sub-agent sessions come later). inject_endpoint keeps XDG_DATA_HOME under
-        // HOME.
-        for (const auto* text : {&out, &err}) {
-            if (auto id = first_session(*text); !id.empty()) return id;
-        }
-        const auto log = project::newest_file(
-            home + "/.local/share/opencode/log",
-            [](const std::string& name) { return name.ends_with(".log"); }, 1);
-        return log.empty() ? std::string() : first_session(project::read_head(log, 1024U * 1024U));
+        return opencode_family::session_id(out, err, home, k_names);
     }
 
     WireProtocol protocol() const override { return WireProtocol::openai_chat; }
@@ -403,39 +213,7 @@ public:
 
     Result<EndpointInjection> inject_endpoint(const Invocation& inv,
                                               const EndpointSpec& ep) const override {
-        EndpointInjection out{inv, {}};
-        auto& env = out.invocation.env;
-        Json config = Json::object();
-        if (const auto it = env.find(k_config_env); it != env.end()) {
-            config = Json::parse(it->second, nullptr, false);
-            if (config.is_discarded() || !config.is_object()) {
-                return fail(ExitCode::failure,
-                            "internal error: the opencode mapping set malformed JSON in " +
-                                std::string(k_config_env));
-            }
-        }
-        const std::string model = "sonata-probe/" + ep.model;
-        config["provider"]["sonata-probe"] =
-            Json{{"npm", "@ai-sdk/openai-compatible"},
-                 {"name", "sonata probe"},
-                 {"options", {{"baseURL", ep.base_url + "/v1"}, {"apiKey", ep.api_key}}},
-                 {"models", {{ep.model, {{"name", ep.model}, {"tool_call", true}}}}}};
-        config["model"] = model;
-        config["small_model"] = model;
-        config["autoupdate"] = false;
-        config["share"] = "disabled";
-        env[k_config_env] = config.dump();
-        env["OPENCODE_DISABLE_MODELS_FETCH"] = "1";
-        env["XDG_DATA_HOME"] = ep.home + "/.local/share";
-        env["OPENCODE_DISABLE_AUTOUPDATE"] = "1";
-        auto& unset = out.invocation.env_unset;
-        unset.erase(std::remove(unset.begin(), unset.end(), k_config_env), unset.end());
-        auto& argv = out.invocation.argv;
-        if (auto m = std::find(argv.begin(), argv.end(), "--model");
-            m != argv.end() && m + 1 != argv.end()) {
-            *(m + 1) = model;
-        }
-        return out;
+        return opencode_family::inject(inv, ep, k_names);
     }
 
 private:
@@ -493,7 +271,7 @@ private:
         const char* agent = plan ? k_plan_agent : k_edit_agent;
         std::vector<std::string> allowed{"read", "grep", "glob"};
         if (!plan) allowed.insert(allowed.end(), {"edit", "write", "patch"});
-        inv.env[k_config_env] = injected_agent(agent, allowed);
+        inv.env[k_config_env] = opencode_family::injected_agent(agent, allowed);
         inv.argv.insert(inv.argv.end(), {"--agent", agent});
         inv.relies_on = plan ? relies::read_only()
                              : with(relies::workspace_edits(),

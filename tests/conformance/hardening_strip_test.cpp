@@ -130,6 +130,29 @@ std::vector<Hardening> hardenings() {
                           std::string("acceptEdits"));
          },
          "", "bubblewrap"},
+        {"kilo_no_project_config", "kilo", Mode::plan, RoleKind::read_only, "hostile-workspace",
+         "KILO_DISABLE_PROJECT_CONFIG=1", drop_env("KILO_DISABLE_PROJECT_CONFIG")},
+        {"kilo_plan_agent", "kilo", Mode::plan, RoleKind::read_only, "shell-write-withheld",
+         "KILO_CONFIG_CONTENT's sonata-plan agent (the built-in plan agent instead)",
+         [](Invocation& inv) {
+             drop_env("KILO_CONFIG_CONTENT")(inv);
+             std::replace(inv.argv.begin(), inv.argv.end(), std::string("sonata-plan"),
+                          std::string("plan"));
+         },
+         "kilo 7.7.9's built-in plan agent refuses the shell write too; the injected agent stays "
+         "so that every tool it does not name (sub-agents, MCP servers, web access, kilo's "
+         "schedulers) is denied rather than left to the built-in agent's rules"},
+        {"kilo_edit_external_directory", "kilo", Mode::accept_edits, RoleKind::write,
+         "outside-workspace-write", "external_directory: deny in the sonata-edit agent",
+         [](Invocation& inv) {
+             auto& config = inv.env["KILO_CONFIG_CONTENT"];
+             const std::string rule = R"(,"external_directory":"deny")";
+             if (const auto at = config.find(rule); at != std::string::npos)
+                 config.erase(at, rule.size());
+         },
+         "without it kilo 7.7.9 auto-rejects the write outside the workspace and ends the run "
+         "(nothing is written either way); the rule stays so that the model is told no and the "
+         "run goes on"},
     };
 }
 

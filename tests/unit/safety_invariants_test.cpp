@@ -24,6 +24,7 @@ const std::set<std::tuple<std::string, Mode, std::string>> k_table_allows{
     {"codex", Mode::bypass_permissions, "danger-full-access"},
     {"opencode", Mode::accept_edits, "--auto"},
     {"opencode", Mode::bypass_permissions, "--auto"},
+    {"kilo", Mode::bypass_permissions, "--auto"},
     {"reasonix", Mode::bypass_permissions, "bypass"},
     {"grok", Mode::plan, "bypass"}, // every grok tier is headless bypass inside its sandbox
     {"grok", Mode::accept_edits, "bypass"},

@@ -1,0 +1,54 @@
+// What OpenCode and its fork Kilo share: a JSON config in an environment variable (injected agents,
+// the scripted model's provider), `run --format json` events (session id, final text, tokens), and
+// `export <session>` as the proof that a run completed. Checked against opencode 1.18.33 and kilo
+// 7.7.9.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "adapters/adapter.hpp"
+
+namespace sonata::adapters::opencode_family {
+
+/// The names one member of the family reads its settings under.
+struct Names {
+    std::string config_env;       ///< "OPENCODE_CONFIG_CONTENT" / "KILO_CONFIG_CONTENT".
+    std::string models_fetch_env; ///< Turns the model catalogue download off.
+    std::string autoupdate_env;   ///< Turns the update check off.
+    std::string data_dir;         ///< Under XDG_DATA_HOME: "opencode" / "kilo".
+};
+
+/// The config of a primary agent `name` that denies every tool but `allowed`, and denies `denied`
+/// explicitly (rules some tools consult besides their own, such as external_directory).
+std::string injected_agent(const std::string& name, const std::vector<std::string>& allowed,
+                           const std::vector<std::string>& denied = {});
+
+/// The first session id ("ses_" and its letters and digits) in `text`; empty when none.
+std::string first_session(const std::string& text);
+
+/// The run's own session: the first event of `run --format json`, else the first session the
+/// newest log under `<home>/.local/share/<data_dir>/log` names (a probe's own HOME).
+std::string session_id(const std::string& out, const std::string& err, const std::string& home,
+                       const Names& names);
+
+/// The text of the main session's last step; nullopt when there is none.
+std::optional<std::string> final_message(const std::string& out);
+
+/// Tokens from the step_finish events; a dollar cost only where the harness priced the model
+/// (a 0 beside spent tokens means it had no price, not that the run was free).
+RunCost run_cost(const std::string& out);
+
+/// Why `export` output does not show session `session` completing `task`; empty when it does
+/// (the task is its newest user turn, and the last assistant message after it completed,
+/// finished with "stop", carries no error and has text).
+std::string check_export(const std::string& exported, const std::string& session,
+                         const std::string& task);
+
+/// `invocation` talking to the scripted model server: its provider merged into the config the
+/// mapping set (an injected agent stays), model downloads and updates off, data under HOME.
+Result<EndpointInjection> inject(const Invocation& invocation, const EndpointSpec& endpoint,
+                                 const Names& names);
+
+} // namespace sonata::adapters::opencode_family
