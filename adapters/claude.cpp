@@ -127,11 +127,19 @@ public:
     std::optional<McpSetup>
     project_mcp(const std::string& workspace,
                 const std::vector<std::string>& server_argv) const override {
-        // A user whose own settings approve every project MCP server: only --strict-mcp-config
-        // keeps a plan-mode run from loading the project's .mcp.json then.
+        // The server in the project's .mcp.json and in the user's own ~/.claude.json, and a user
+        // whose settings approve every project MCP server and allow the tool. Measured on
+        // 2.1.197: --setting-sources=user keeps the project's file unread, and only
+        // --strict-mcp-config keeps the user's server out of a plan-mode run; without it the
+        // allowed tool runs.
+        const std::string tool =
+            std::string("mcp__") + project::k_mcp_server + "__" + project::k_mcp_tool;
+        nlohmann::ordered_json settings = {{"enableAllProjectMcpServers", true},
+                                           {"permissions", {{"allow", {tool}}}}};
         return McpSetup{{{workspace + "/.mcp.json", project::mcp_servers_json(server_argv)}},
-                        std::string("mcp__") + project::k_mcp_server + "__" + project::k_mcp_tool,
-                        {{".claude/settings.json", "{\"enableAllProjectMcpServers\": true}\n"}}};
+                        tool,
+                        {{".claude/settings.json", settings.dump(2) + "\n"},
+                         {".claude.json", project::mcp_servers_json(server_argv)}}};
     }
 
     std::optional<std::string> final_message(const std::string& out) const override {

@@ -6,7 +6,10 @@
 #include <algorithm>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "adapters/support/planner.hpp"
+#include "core/fs.hpp"
 #include "core/text.hpp"
 #include "core/tmux.hpp"
 #include "dispatch/launch.hpp"
@@ -215,6 +218,22 @@ Result<Invocation> plan_invocation(const CellJob& job, const CellSettings& setti
     return invocation;
 }
 
+/// The endpoint's files, each merged over a JSON object the probe planted at the same path (a
+/// user's own ~/.claude.json with MCP servers, and the endpoint's onboarding keys, make one
+/// file): the endpoint's keys win. Any other file is written as the endpoint has it.
+std::vector<adapters::FileToWrite> merged_over_planted(std::vector<adapters::FileToWrite> files) {
+    for (auto& file : files) {
+        const auto planted = read_file_bounded(file.path, 1U << 20U);
+        if (!planted) continue;
+        auto base = nlohmann::ordered_json::parse(*planted, nullptr, false);
+        const auto over = nlohmann::ordered_json::parse(file.content, nullptr, false);
+        if (!base.is_object() || !over.is_object()) continue;
+        base.merge_patch(over);
+        file.content = base.dump(2) + "\n";
+    }
+    return files;
+}
+
 /// One run of the harness against a fresh server; fills `o` (changes, recording, result).
 Result<void> run_once(Observation& o, const CellJob& job, const CellSettings& settings,
                       const Scratch& scratch, const Script& script, CellTiming& timing,
@@ -232,7 +251,7 @@ Result<void> run_once(Observation& o, const CellJob& job, const CellSettings& se
     auto injected = job.adapter->inject_endpoint(o.invocation, endpoint);
     if (!injected) return tl::unexpected(injected.error());
     o.invocation = injected->invocation;
-    if (auto ok = scratch.write_files(injected->files); !ok) return ok;
+    if (auto ok = scratch.write_files(merged_over_planted(injected->files)); !ok) return ok;
     timing.server += duration_cast<microseconds>(Clock::now() - t0);
 
     const Roots roots(scratch);

@@ -98,13 +98,7 @@ std::vector<Hardening> hardenings() {
          "and likewise the shell redirection and the sub-agent's write (measured on 2.1.197 and "
          "2.1.332); it stays so that no write or edit tool is offered at all"},
         {"claude_strict_mcp_config", "claude", Mode::plan, RoleKind::read_only, "mcp-reachability",
-         "--strict-mcp-config", drop_flag("--strict-mcp-config"),
-         "without it the project's MCP tool is still never offered (measured on 2.1.197: \"No "
-         "such tool available\"), even when the user's own settings approve every project MCP "
-         "server (the probe plants that and a server claiming its tool only reads): "
-         "--setting-sources=user leaves the project's .mcp.json unread. It stays so that MCP "
-         "servers the user configured, sonata's own among them, are not offered to a read-only "
-         "run"},
+         "--strict-mcp-config", drop_flag("--strict-mcp-config")},
         {"opencode_plan_permissions", "opencode", Mode::plan, RoleKind::read_only,
          "shell-write-withheld", "OPENCODE_CONFIG_CONTENT (the plan agent's permission rules)",
          drop_env("OPENCODE_CONFIG_CONTENT")},
