@@ -52,6 +52,15 @@ enum class WireProtocol {
 
 std::string_view to_string(WireProtocol protocol);
 
+/// A tool besides the file-write ones that leaves files in the workspace when it runs.
+struct WriteDoor {
+    std::string tool;      ///< Its name, as the harness offers it.
+    std::string args_json; ///< A well-formed call's arguments (a JSON object).
+    std::string writes;    ///< What it creates, relative to the workspace (a file or a folder).
+
+    bool operator==(const WriteDoor&) const = default;
+};
+
 /// How the scripted model expresses an intent with this harness's tools. Each list is in order of
 /// preference; the model server uses the first name the harness actually offered, and falls back to
 /// the first name when none was offered (the harness must then reject the call).
@@ -82,6 +91,9 @@ struct ToolVocabulary {
     /// delegate tool takes them directly.
     std::string delegate_envelope_tool = {};
     std::string delegate_envelope = {};
+    /// Other doors a write can go through (claude's EnterWorktree checks out a worktree in the
+    /// workspace, CronCreate with durable stores a job there): write-withheld calls each.
+    std::vector<WriteDoor> write_doors = {};
 };
 
 /// Texts that tell, in a tool result, why the harness refused a call (substrings, matched without

@@ -96,9 +96,18 @@ public:
     WireProtocol protocol() const override { return WireProtocol::anthropic_messages; }
 
     ToolVocabulary tools() const override {
-        return {{"Write"},        "file_path",       "content",         true,
-                {"Bash"},         "command",         {"Task", "Agent"}, "prompt",
-                {"ExitPlanMode"}, {"EnterPlanMode"}, "subagent_type",   {"general-purpose"}};
+        ToolVocabulary v{
+            {"Write"},        "file_path",       "content",         true,
+            {"Bash"},         "command",         {"Task", "Agent"}, "prompt",
+            {"ExitPlanMode"}, {"EnterPlanMode"}, "subagent_type",   {"general-purpose"}};
+        // write-withheld (claude 2.1.197): plan mode lets both run when they are offered, and
+        // each leaves files in the workspace; --tools=Read,Grep,Glob offers neither.
+        v.write_doors = {{"EnterWorktree", R"({"name": "probe"})", ".claude/worktrees"},
+                         {"CronCreate",
+                          R"({"cron": "17 3 * * *", "prompt": "touch probe-cron.txt", )"
+                          R"("durable": true})",
+                          ".claude/scheduled_tasks.json"}};
+        return v;
     }
 
     RefusalTexts refusal_texts() const override {

@@ -93,10 +93,7 @@ std::vector<Hardening> hardenings() {
          [](Invocation& inv) {
              drop_flag("--tools")(inv);
              drop_flag("--allowedTools")(inv);
-         },
-         "claude's plan mode alone refuses the write (\"Cannot write to … while in plan mode\"), "
-         "and likewise the shell redirection and the sub-agent's write (measured on 2.1.197 and "
-         "2.1.332); it stays so that no write or edit tool is offered at all"},
+         }},
         {"claude_strict_mcp_config", "claude", Mode::plan, RoleKind::read_only, "mcp-reachability",
          "--strict-mcp-config", drop_flag("--strict-mcp-config")},
         {"opencode_plan_permissions", "opencode", Mode::plan, RoleKind::read_only,
