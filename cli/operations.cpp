@@ -126,7 +126,11 @@ Result<DispatchStarted> start_one(const adapters::DispatchRequest& request, cons
 } // namespace
 
 bool falls_through(const dispatch::Receipt& r) {
-    return r.state == dispatch::RunState::failed && r.report_source == "none";
+    // A run its harness stopped at its budget spent what the user allowed: the next harness would
+    // spend more.
+    const bool over_budget =
+        r.budget_enforced && r.max_budget_usd && r.cost.usd && *r.cost.usd >= *r.max_budget_usd;
+    return r.state == dispatch::RunState::failed && r.report_source == "none" && !over_budget;
 }
 
 Result<DispatchStarted> start_dispatch(const adapters::DispatchRequest& request,

@@ -37,7 +37,8 @@ struct DispatchStarted {
 using Settle = std::function<std::optional<dispatch::Receipt>(const std::string& run_dir)>;
 
 /// Whether a ranked role moves on past a run that ended: it failed with no report (the harness
-/// exited, so nothing of it still works in the tree). Never after a cancel, a timeout, a loss.
+/// exited, so nothing of it still works in the tree). Never after a cancel, a timeout, a loss, or
+/// a run its harness stopped at its budget.
 bool falls_through(const dispatch::Receipt& receipt);
 
 /// Plans `request` as `sonata plan` does and, when the decision runs, starts the run under a

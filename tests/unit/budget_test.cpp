@@ -1,11 +1,13 @@
 // --max-budget-usd over every adapter: passed on where the harness enforces it, otherwise a warning
-// that says it cannot be, and a refusal under `budget = "strict"`; never silently dropped.
+// that says it cannot be, and a refusal under `budget = "strict"`; never silently dropped. A ranked
+// role never moves on past a run its harness stopped at its budget.
 #include <algorithm>
 
 #include <gtest/gtest.h>
 
 #include "adapters/registry.hpp"
 #include "adapters/support/planner.hpp"
+#include "cli/operations.hpp"
 #include "core/config.hpp"
 
 namespace sonata::adapters {
@@ -90,3 +92,26 @@ TEST(Budget, OnlyClaudeEnforcesItAmongThePinnedHarnesses) {
 
 } // namespace
 } // namespace sonata::adapters
+
+namespace sonata::cli {
+namespace {
+
+TEST(Budget, ARankedRoleDoesNotMoveOnPastARunStoppedAtItsBudget) {
+    dispatch::Receipt silent;
+    silent.state = dispatch::RunState::failed;
+    silent.report_source = "none";
+    EXPECT_TRUE(falls_through(silent));
+    dispatch::Receipt spent = silent;
+    spent.max_budget_usd = 0.5;
+    spent.budget_enforced = true;
+    spent.cost = RunCost{0.61, CostSource::native, 10, 2};
+    EXPECT_FALSE(falls_through(spent)) << "the next harness would spend more than was allowed";
+    spent.cost.usd = 0.2; // under its budget: it failed for another reason
+    EXPECT_TRUE(falls_through(spent));
+    dispatch::Receipt cancelled = silent;
+    cancelled.state = dispatch::RunState::cancelled;
+    EXPECT_FALSE(falls_through(cancelled));
+}
+
+} // namespace
+} // namespace sonata::cli
