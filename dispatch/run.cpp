@@ -165,6 +165,19 @@ bool carries_marker(int pid, const std::string& run_id) {
     return false;
 }
 
+/// Every process but this one that carries run `run_id`'s marker and passes `also`.
+template <class Also> std::vector<int> marked_processes(const std::string& run_id, Also also) {
+    std::vector<int> pids;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+        const std::string name = entry.path().filename().string();
+        if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+        const int pid = std::stoi(name);
+        if (pid != ::getpid() && also(pid) && carries_marker(pid, run_id)) pids.push_back(pid);
+    }
+    return pids;
+}
+
 /// Kills whatever of a run may still run, and nothing else: the harness's process group when its
 /// leader carries the run's marker (else each member that does), and a TUI run's tmux server when
 /// its pid, start time and command line (the run's socket) all match.
@@ -173,17 +186,13 @@ void kill_what_runs(const Receipt& r) {
         if (carries_marker(r.harness_pgid, r.id)) {
             ::kill(-r.harness_pgid, SIGKILL);
         } else {
-            std::error_code ec;
-            for (const auto& entry : fs::directory_iterator("/proc", ec)) {
-                const std::string name = entry.path().filename().string();
-                if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-                const int pid = std::stoi(name);
+            const auto in_group = [&](int pid) {
                 const auto fields = proc_stat_fields(pid);
-                if (fields && fields->size() > 2 &&
-                    (*fields)[2] == std::to_string(r.harness_pgid) && carries_marker(pid, r.id)) {
-                    ::kill(pid, SIGKILL);
-                }
-            }
+                return fields && fields->size() > 2 &&
+                       (*fields)[2] == std::to_string(r.harness_pgid);
+            };
+            for (const int pid : marked_processes(r.id, in_group))
+                ::kill(pid, SIGKILL);
         }
     }
     if (r.tmux_server_pid > 0 && !r.tmux_socket.empty() &&
@@ -201,14 +210,8 @@ void kill_what_runs(const Receipt& r) {
 /// so a command it left running survives the group's kill). Returns how many there were.
 int kill_leftovers(const std::string& run_id) {
     int killed = 0;
-    std::error_code ec;
-    for (const auto& entry : fs::directory_iterator("/proc", ec)) {
-        const std::string name = entry.path().filename().string();
-        if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-        const int pid = std::stoi(name);
-        if (pid == ::getpid() || !carries_marker(pid, run_id)) continue;
-        if (::kill(pid, SIGKILL) == 0) ++killed;
-    }
+    for (const int pid : marked_processes(run_id, [](int) { return true; }))
+        killed += ::kill(pid, SIGKILL) == 0 ? 1 : 0;
     return killed;
 }
 

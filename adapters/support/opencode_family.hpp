@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "adapters/adapter.hpp"
@@ -18,6 +19,7 @@ struct Names {
     std::string models_fetch_env; ///< Turns the model catalogue download off.
     std::string autoupdate_env;   ///< Turns the update check off.
     std::string data_dir;         ///< Under XDG_DATA_HOME: "opencode" / "kilo".
+    std::string config_file;      ///< The project config: "opencode.json" / "kilo.json".
 };
 
 /// The config of a primary agent `name` that denies every tool but `allowed`, and denies `denied`
@@ -52,3 +54,46 @@ Result<EndpointInjection> inject(const Invocation& invocation, const EndpointSpe
                                  const Names& names);
 
 } // namespace sonata::adapters::opencode_family
+
+namespace sonata::adapters {
+
+/// The adapter methods OpenCode and Kilo share, read through their Names: probing over OpenAI
+/// chat, a project MCP server in their project config, `run --format json` output, completion
+/// through `export`, and one run at a time.
+class OpenCodeFamily : public Adapter {
+public:
+    explicit OpenCodeFamily(opencode_family::Names names) : m_names(std::move(names)) {}
+
+    WireProtocol protocol() const override { return WireProtocol::openai_chat; }
+    std::optional<McpSetup> project_mcp(const std::string& workspace,
+                                        const std::vector<std::string>& server_argv) const override;
+    std::string session_id(const std::string& out, const std::string& err,
+                           const std::string& home) const override;
+    std::optional<std::string> final_message(const std::string& out) const override;
+    RunCost run_cost(const std::string& out, const std::string& err,
+                     const std::string& home) const override;
+    /// `export <session>`: exit 0 proves nothing, `run` exits 0 after an interruption or an
+    /// auto-rejection.
+    std::vector<std::string> completion_export_args(const std::string& session) const override;
+    std::string check_completion(const std::string& exported, const std::string& session,
+                                 const std::string& task) const override;
+    /// Every run of a user's harness shares one SQLite database, which locks under concurrent
+    /// runs.
+    int default_max_concurrent() const override { return 1; }
+    Result<EndpointInjection> inject_endpoint(const Invocation& invocation,
+                                              const EndpointSpec& endpoint) const override;
+
+protected:
+    const opencode_family::Names& names() const { return m_names; }
+    /// Project config allowing every tool, for the whole project and for each of `agents`, and
+    /// starting an MCP server that runs `touch <canary>`.
+    static std::string hostile_config(const std::string& canary,
+                                      const std::vector<std::string>& agents);
+    /// A project plugin whose code writes `canary` when the harness loads it.
+    std::string hostile_plugin(const std::string& canary) const;
+
+private:
+    opencode_family::Names m_names;
+};
+
+} // namespace sonata::adapters
