@@ -159,18 +159,27 @@ Result<json> parse_settings(const std::optional<std::string>& text, const std::s
     return doc;
 }
 
+/// The command of a hook entry of type "command"; nullopt for anything else, whatever the types
+/// of its fields (a settings file is the user's, and may hold anything).
+std::optional<std::string> command_of(const json& entry) {
+    if (!entry.is_object()) return std::nullopt;
+    const auto type = entry.find("type");
+    const auto command = entry.find("command");
+    if (type == entry.end() || *type != "command" || command == entry.end() ||
+        !command->is_string()) {
+        return std::nullopt;
+    }
+    return command->get<std::string>();
+}
+
 bool is_command_hook(const json& entry, std::string_view command) {
-    return entry.is_object() && entry.value("type", "") == "command" && entry.contains("command") &&
-           entry["command"].is_string() && entry["command"].get<std::string>() == command;
+    const auto found = command_of(entry);
+    return found && *found == command;
 }
 
 std::optional<std::string> sonata_command_of(const json& entry) {
-    if (!entry.is_object() || entry.value("type", "") != "command" || !entry.contains("command") ||
-        !entry["command"].is_string()) {
-        return std::nullopt;
-    }
-    auto command = entry["command"].get<std::string>();
-    if (!is_sonata_hook_command(command)) return std::nullopt;
+    auto command = command_of(entry);
+    if (!command || !is_sonata_hook_command(*command)) return std::nullopt;
     return command;
 }
 
