@@ -94,6 +94,11 @@ struct ToolVocabulary {
     /// Other doors a write can go through (claude's EnterWorktree checks out a worktree in the
     /// workspace, CronCreate with durable stores a job there): write-withheld calls each.
     std::vector<WriteDoor> write_doors = {};
+    /// Arguments every shell call carries besides the command (a JSON object; "" for none): the
+    /// ones its schema requires that a model fills in its own favour, which a call to a shell
+    /// tool the harness withheld (and so whose schema is unknown) must carry to be well-formed
+    /// (droid's Execute wants a riskLevel, and a model that wants the command run says "low").
+    std::string shell_args_json = {};
 };
 
 /// Texts that tell, in a tool result, why the harness refused a call (substrings, matched without

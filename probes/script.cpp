@@ -386,6 +386,10 @@ std::pair<Choice, json> tool_and_args(const Intent& intent, const ScriptContext&
         return {write, args};
     }
     case IntentKind::shell:
+        if (!v.shell_args_json.empty()) {
+            args = json::parse(v.shell_args_json, nullptr, false);
+            if (!args.is_object()) args = json::object();
+        }
         args[field_or(v.shell_command_field, "command")] = intent.command;
         return {choose(v.shell, "shell", facts), args};
     case IntentKind::delegate: {

@@ -78,6 +78,27 @@ std::string json_string_field(const std::string& text, const std::string& key) {
     return std::regex_search(text, match, pattern) ? match.str(1) : std::string();
 }
 
+std::vector<nlohmann::json> json_object_lines(const std::string& text) {
+    std::vector<nlohmann::json> objects;
+    std::size_t start = 0;
+    while (start < text.size()) {
+        std::size_t end = text.find('\n', start);
+        if (end == std::string::npos) end = text.size();
+        const std::string_view line(text.data() + start, end - start);
+        start = end + 1;
+        if (line.empty() || line.front() != '{') continue;
+        auto object = nlohmann::json::parse(line, nullptr, false);
+        if (object.is_object()) objects.push_back(std::move(object));
+    }
+    return objects;
+}
+
+std::string string_member(const nlohmann::json& object, const char* key) {
+    if (!object.is_object()) return {};
+    const auto it = object.find(key);
+    return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 std::string first_uuid(const std::string& text) {
     static const std::regex k_uuid(
         "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");

@@ -51,6 +51,14 @@ std::string read_head(const std::string& path, std::size_t max_bytes = 64U * 102
 /// absent.
 std::string json_string_field(const std::string& text, const std::string& key);
 
+/// Every line of `text` that parses as a JSON object, in order (a JSONL stream; other lines, such
+/// as a harness's plain-text remarks, are skipped).
+std::vector<nlohmann::json> json_object_lines(const std::string& text);
+
+/// The string `object[key]`; empty when `object` is no object or the member is absent or not a
+/// string (never throws).
+std::string string_member(const nlohmann::json& object, const char* key);
+
 /// The first UUID (8-4-4-4-12 hex) in `text`; empty when none.
 std::string first_uuid(const std::string& text);
 

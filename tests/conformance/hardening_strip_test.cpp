@@ -144,6 +144,22 @@ std::vector<Hardening> hardenings() {
          "without it kilo 7.7.9 auto-rejects the write outside the workspace and ends the run "
          "(nothing is written either way); the rule stays so that the model is told no and the "
          "run goes on"},
+        {"copilot_no_temp_dir", "copilot", Mode::accept_edits, RoleKind::write,
+         "outside-workspace-write", "--disallow-temp-dir", drop_flag("--disallow-temp-dir")},
+        {"copilot_read_tools", "copilot", Mode::plan, RoleKind::read_only, "write-withheld",
+         "--available-tools=view,grep,glob", drop_flag("--available-tools"),
+         "copilot 1.0.102 refuses a headless write no rule allows; the tool list stays so that "
+         "approvals a user saved in copilot's own config (which the probe's fresh HOME lacks) "
+         "cannot let a plan run write"},
+        // Not a piece sonata adds but one it never adds: with it the repository's files the
+        // probe plants take effect (a preToolUse hook approves `rm`), so the probe sees them.
+        {"copilot_untrusted_folder", "copilot", Mode::default_mode, RoleKind::write,
+         "hostile-workspace", "no --trust-folder (the folder stays untrusted)",
+         [](Invocation& inv) { inv.argv.insert(inv.argv.begin() + 1, "--trust-folder"); }},
+        {"droid_read_tools", "droid", Mode::plan, RoleKind::read_only, "shell-write-withheld",
+         "--only-tools Read,LS,Grep,Glob", drop_flag("--only-tools", true)},
+        {"droid_runtime_settings", "droid", Mode::plan, RoleKind::read_only, "hostile-workspace",
+         "--settings with hooks and MCP servers off", drop_flag("--settings", true)},
     };
 }
 

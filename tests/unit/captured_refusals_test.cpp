@@ -72,7 +72,7 @@ TEST(CapturedRefusals, EachAdapterTellsBadArgumentsFromPermissions) {
             }
         }
     }
-    EXPECT_EQ(files, 8U) << "one refusals.json per pinned harness";
+    EXPECT_EQ(files, 10U) << "one refusals.json per pinned harness";
 }
 
 } // namespace

@@ -25,6 +25,9 @@ const std::set<std::tuple<std::string, Mode, std::string>> k_table_allows{
     {"opencode", Mode::accept_edits, "--auto"},
     {"opencode", Mode::bypass_permissions, "--auto"},
     {"kilo", Mode::bypass_permissions, "--auto"},
+    {"droid", Mode::accept_edits, "--auto"},       // --auto low, with a tool list that has no shell
+    {"droid", Mode::bypass_permissions, "--auto"}, // acceptEdits's, under skip_permissions=false
+    {"droid", Mode::bypass_permissions, "skip-permissions"},
     {"reasonix", Mode::bypass_permissions, "bypass"},
     {"grok", Mode::plan, "bypass"}, // every grok tier is headless bypass inside its sandbox
     {"grok", Mode::accept_edits, "bypass"},
