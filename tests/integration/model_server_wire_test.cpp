@@ -261,7 +261,13 @@ TEST_P(ModelServerPerAdapter, ResolvesShellIntentsToTheHarnesssOwnTool) {
     const auto& shell = vocabulary.shell.front();
     const json schema = {{"type", "object"},
                          {"properties", {{vocabulary.shell_command_field, {{"type", "string"}}}}}};
-    const std::string args = json({{vocabulary.shell_command_field, "true"}}).dump();
+    // The command, beside the arguments every shell call of this harness carries (droid's
+    // riskLevel).
+    json expected_args = vocabulary.shell_args_json.empty()
+                             ? json::object()
+                             : json::parse(vocabulary.shell_args_json);
+    expected_args[vocabulary.shell_command_field] = "true";
+    const std::string args = expected_args.dump();
     const auto protocol = (*adapters::find_adapter(GetParam()))->protocol();
     json call;
     switch (protocol) {
