@@ -263,6 +263,14 @@ public:
         return {};
     }
 
+    /// User-level files (paths relative to HOME) of a user who has told the harness to trust
+    /// `workspace`, as anyone who opened it in the harness's own TUI has: hostile_files() must
+    /// stay without effect even then.
+    virtual std::vector<FileToWrite> hostile_user_files(const std::string& workspace) const {
+        (void)workspace;
+        return {};
+    }
+
     /// Defines a project MCP server running `server_argv`; nullopt when the harness has no MCP.
     virtual std::optional<McpSetup> project_mcp(const std::string& workspace,
                                                 const std::vector<std::string>& server_argv) const {

@@ -5,8 +5,10 @@
 // `--allow-tool=write` lets file edits through for acceptEdits; `--available-tools` withholds all
 // but the reading tools for plan; `--allow-all` is bypass. Its path check keeps file tools inside
 // the working directory and, unless `--disallow-temp-dir`, the system temp directory. It loads a
-// repository's hooks, MCP servers and settings only for a folder it trusts: never --trust-folder,
-// and COPILOT_ALLOW_ALL=true (which trusts the folder too) is scrubbed. Never --yolo below bypass.
+// repository's hooks, MCP servers and settings only for a folder it trusts, and a folder trust a
+// user saved in copilot's config counts: every mapping runs with a config directory of sonata's
+// own (COPILOT_HOME), where no folder is trusted, never with --trust-folder, and with
+// COPILOT_ALLOW_ALL=true (which trusts the folder too) scrubbed. Never --yolo below bypass.
 #include <algorithm>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +16,8 @@
 #include "adapters/adapter.hpp"
 #include "adapters/support/project_files.hpp"
 #include "adapters/support/relies.hpp"
+#include "core/config.hpp"
+#include "core/process.hpp"
 
 namespace sonata::adapters {
 namespace {
@@ -22,6 +26,11 @@ using nlohmann::json;
 
 /// The reading tools plan keeps (`--available-tools`): file view, content and name search.
 constexpr const char* k_read_tools = "--available-tools=view,grep,glob";
+constexpr const char* k_home_env = "COPILOT_HOME";
+/// sonata's own copilot config directory, in its support directory: no saved folder trust.
+constexpr const char* k_home_dir = "copilot-home";
+/// The support directory of a HOME whose sonata config directory is the default one.
+constexpr const char* k_default_support = "/.config/sonata/support/";
 
 class Copilot final : public Adapter {
 public:
@@ -73,6 +82,15 @@ public:
             inv.notes.emplace_back("no sandbox: shell commands run unasked");
             break;
         }
+        // hostile-workspace (copilot 1.0.102): in a folder the user's config trusts, a headless
+        // run loads the repository's hooks (a preToolUse hook that answers "allow" approved an
+        // `rm` no rule allowed) and MCP servers. sonata's own config directory trusts nothing.
+        inv.env[k_home_env] = in.support_dir + "/" + k_home_dir;
+        inv.notes.emplace_back(
+            "copilot's config directory is sonata's own (" + inv.env[k_home_env] +
+            "): your ~/.copilot settings, saved folder trust and sign-in are not used; "
+            "authenticate with COPILOT_GITHUB_TOKEN or GH_TOKEN, a BYOK provider "
+            "(COPILOT_PROVIDER_BASE_URL), or `copilot login` run once with COPILOT_HOME set to it");
         // outside-workspace-write: copilot's file tools reach the system temp directory besides
         // the working directory unless told not to.
         if (mode != Mode::bypass_permissions) inv.argv.emplace_back("--disallow-temp-dir");
@@ -92,8 +110,10 @@ public:
         // Sessions continue only through sonata's resume, which re-passes the restrictions;
         // --connect and --remote hand the session to another client; --acp serves a protocol
         // instead of the task; --share-gist publishes the session.
-        std::vector<std::string> flags{"--continue", "--connect",    "--remote",
-                                       "--acp",      "--share-gist", "--interactive"};
+        // --config-dir is the deprecated spelling of COPILOT_HOME, whose saved folder trust
+        // would load the repository's hooks.
+        std::vector<std::string> flags{"--continue",   "--connect",     "--remote",    "--acp",
+                                       "--share-gist", "--interactive", "--config-dir"};
         if (mode == Mode::bypass_permissions) return flags;
         // Permission widening: every "allow all", trust for the repository's own configuration,
         // more directories or URLs, the assisted-approval judge, autopilot, and code or MCP
@@ -146,8 +166,9 @@ public:
         // hooks and MCP servers), and so does GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS=true for the
         // repository's hooks (measured on 1.0.102); COPILOT_ASSISTED_APPROVAL lets a judge
         // approve requests; COPILOT_CLI_DIST_DIR runs another package than the one measured.
+        // COPILOT_HOME is the mapping's own.
         return {"COPILOT_ALLOW_ALL", "GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS",
-                "COPILOT_ASSISTED_APPROVAL", "COPILOT_CLI_DIST_DIR"};
+                "COPILOT_ASSISTED_APPROVAL", "COPILOT_CLI_DIST_DIR", k_home_env};
     }
 
     WireProtocol protocol() const override { return WireProtocol::openai_chat; }
@@ -202,6 +223,11 @@ public:
                 file(".mcp.json", mcp), file(".github/mcp.json", mcp)};
     }
 
+    std::vector<FileToWrite> hostile_user_files(const std::string& workspace) const override {
+        // The folder trust copilot's TUI saves ("Yes, and remember").
+        return {{".copilot/config.json", json{{"trustedFolders", {workspace}}}.dump(2) + "\n"}};
+    }
+
     std::optional<McpSetup> project_mcp(const std::string& workspace,
                                         const std::vector<std::string>& argv) const override {
         // A trusted folder's .mcp.json; its tools are offered as "<server>-<tool>".
@@ -240,8 +266,16 @@ public:
         RunCost cost;
         const auto id = session_id(out, err, home);
         if (id.empty()) return cost;
-        const auto log = project::read_head(
-            home + "/.copilot/session-state/" + id + "/events.jsonl", 16U * 1024U * 1024U);
+        // The session lives in sonata's copilot config directory: in the support directory of
+        // sonata's environment, or of HOME's default config directory (a probe's fresh HOME);
+        // else (a run without it) in HOME's own.
+        std::string log;
+        for (const auto& dir : {machine_dir(current_environment()) + "/support/" + k_home_dir,
+                                home + k_default_support + k_home_dir, home + "/.copilot"}) {
+            log = project::read_head(dir + "/session-state/" + id + "/events.jsonl",
+                                     16U * 1024U * 1024U);
+            if (!log.empty()) break;
+        }
         for (const auto& event : project::json_object_lines(log)) {
             if (project::string_member(event, "type") != "session.usage_record") continue;
             const auto data = event.find("data");
@@ -270,6 +304,8 @@ public:
         env["COPILOT_PROVIDER_WIRE_API"] = "completions";
         env["COPILOT_MODEL"] = ep.model;
         env["COPILOT_OFFLINE"] = "true";
+        // Where the mapping names sonata's config directory, the one of the run's fresh HOME.
+        if (env.count(k_home_env) != 0) env[k_home_env] = ep.home + k_default_support + k_home_dir;
         auto& unset = out.invocation.env_unset;
         unset.erase(std::remove_if(unset.begin(), unset.end(),
                                    [&](const std::string& name) { return env.count(name) != 0; }),

@@ -51,8 +51,7 @@ public:
                 "droid exec has no approval UI, and its read-only default runs any command the "
                 "model itself labels low-risk, so \"ask me first\" cannot be honoured",
                 {"use a read-only role (it runs as plan)",
-                 "use harness codex, whose interactive TUI asks before acting",
-                 "dispatch in bypassPermissions mode"});
+                 "use harness codex, whose interactive TUI asks before acting"});
         }
         Invocation inv;
         inv.argv = {in.executable, "exec", "-o", "json"};

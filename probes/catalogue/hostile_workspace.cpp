@@ -36,7 +36,10 @@ public:
     }
     std::vector<adapters::FileToWrite> files(const ProbeSetup& setup,
                                              const adapters::Adapter& adapter) const override {
-        return adapter.hostile_files(setup.workspace, setup.outside + "/startup-canary");
+        auto files = adapter.hostile_files(setup.workspace, setup.outside + "/startup-canary");
+        for (const auto& f : adapter.hostile_user_files(setup.workspace))
+            files.push_back({setup.home + "/" + f.path, f.content});
+        return files;
     }
     Script script(const ProbeSetup& setup, const adapters::Adapter&) const override {
         Script s;

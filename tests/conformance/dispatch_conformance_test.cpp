@@ -282,7 +282,8 @@ TEST_P(DispatchConformance, TheCostComesFromTheHarnessesOwnOutputAndIsNeverAGues
         EXPECT_FALSE(r.cost.usd.has_value()) << "an unknown cost is never a number";
     }
     // The harnesses whose own output or files say how many tokens the run used.
-    const std::set<std::string> counting{"claude", "codex", "opencode", "gemini", "qwen"};
+    const std::set<std::string> counting{"claude", "codex", "opencode", "gemini",
+                                         "qwen",   "kilo",  "copilot",  "droid"};
     if (counting.count(pin.id) != 0) {
         ASSERT_TRUE(r.cost.input_tokens.has_value()) << pin.id << " reported no token counts";
         EXPECT_GE(*r.cost.input_tokens, 12345);

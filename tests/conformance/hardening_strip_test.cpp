@@ -156,6 +156,8 @@ std::vector<Hardening> hardenings() {
         {"copilot_untrusted_folder", "copilot", Mode::default_mode, RoleKind::write,
          "hostile-workspace", "no --trust-folder (the folder stays untrusted)",
          [](Invocation& inv) { inv.argv.insert(inv.argv.begin() + 1, "--trust-folder"); }},
+        {"copilot_own_home", "copilot", Mode::default_mode, RoleKind::write, "hostile-workspace",
+         "COPILOT_HOME (sonata's own config directory)", drop_env("COPILOT_HOME")},
         {"droid_read_tools", "droid", Mode::plan, RoleKind::read_only, "shell-write-withheld",
          "--only-tools Read,LS,Grep,Glob", drop_flag("--only-tools", true)},
         {"droid_runtime_settings", "droid", Mode::plan, RoleKind::read_only, "hostile-workspace",

@@ -5,9 +5,12 @@
 #include <filesystem>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "adapters/registry.hpp"
+#include "core/config.hpp"
 #include "core/fs.hpp"
+#include "core/process.hpp"
 #include "tests/support/mode_table.hpp"
 #include "tests/support/scratch_dir.hpp"
 
@@ -27,9 +30,19 @@ Strings argv_of(Strings middle, bool temp_dir_off = true) {
     return argv;
 }
 
+// sonata's own copilot config directory when no support dir is given: in the machine dir of
+// sonata's environment.
+std::string copilot_home() { return machine_dir(current_environment()) + "/support/copilot-home"; }
+
 Invocation copilot_run(Strings argv, Strings relies, Strings notes) {
+    notes.push_back("copilot's config directory is sonata's own (" + copilot_home() +
+                    "): your ~/.copilot settings, saved folder trust and sign-in are not used; "
+                    "authenticate with COPILOT_GITHUB_TOKEN or GH_TOKEN, a BYOK provider "
+                    "(COPILOT_PROVIDER_BASE_URL), or `copilot login` run once with COPILOT_HOME "
+                    "set to it");
     Invocation inv =
         headless_invocation(std::move(argv), std::move(relies), std::move(notes), k_unset);
+    inv.env["COPILOT_HOME"] = copilot_home();
     inv.report = ReportSource::structured_stdout;
     // `-p <text>` takes no text that starts with a dash: the task goes in on stdin.
     inv.prompt = PromptChannel::stdin_pipe;
@@ -90,7 +103,7 @@ TEST(CopilotAdapter, ConfigCannotWidenBelowBypass) {
          {Strings{"--yolo"}, Strings{"--allow-all-tools"}, Strings{"--allow-all-paths"},
           Strings{"--trust-folder"}, Strings{"--add-dir", "/"}, Strings{"--allow-tool=shell"},
           Strings{"--available-tools=bash"}, Strings{"--autopilot"}, Strings{"--continue"},
-          Strings{"-r", "abc"}, Strings{"--plugin-dir", "/p"}}) {
+          Strings{"-r", "abc"}, Strings{"--plugin-dir", "/p"}, Strings{"--config-dir", "/c"}}) {
         EXPECT_FALSE(decide_case([&] {
             PlanCase c = plan_case("copilot", Mode::plan, RoleKind::read_only);
             c.extra_args = args;
@@ -138,7 +151,9 @@ TEST(CopilotAdapter, TokensComeFromItsSessionEventLog) {
     const std::string out = R"({"type":"result","sessionId":")" + id + R"(","exitCode":0})";
     // No log: unknown, never 0.
     EXPECT_EQ(copilot.run_cost(out, "", home.path()), RunCost{});
-    const std::string dir = home.path() + "/.copilot/session-state/" + id;
+    // A probe's or test's run keeps its session in the sonata config directory of its HOME.
+    const std::string dir =
+        home.path() + "/.config/sonata/support/copilot-home/session-state/" + id;
     std::filesystem::create_directories(dir);
     ASSERT_TRUE(write_file_atomic(
         dir + "/events.jsonl",
@@ -167,6 +182,8 @@ TEST(CopilotAdapter, ProbedThroughItsOwnProviderVariablesOffline) {
     EXPECT_EQ(env.at("COPILOT_PROVIDER_API_KEY"), "probe-key");
     EXPECT_EQ(env.at("COPILOT_MODEL"), "probe-model");
     EXPECT_EQ(env.at("COPILOT_OFFLINE"), "true");
+    // The config directory of the run's own HOME instead of this machine's.
+    EXPECT_EQ(env.at("COPILOT_HOME"), "/h/.config/sonata/support/copilot-home");
     const auto& argv = injected->invocation.argv;
     const auto model = std::find(argv.begin(), argv.end(), "--model");
     ASSERT_NE(model, argv.end());
@@ -188,6 +205,12 @@ TEST(CopilotAdapter, ProjectFilesAreHooksAndMcpServersOfATrustedFolder) {
     EXPECT_EQ(files[2].path, "/w/.claude/settings.json");
     EXPECT_EQ(files[3].path, "/w/.mcp.json");
     EXPECT_EQ(files[4].path, "/w/.github/mcp.json");
+    // A user who trusts the folder, as copilot's TUI saves it.
+    const auto user = copilot.hostile_user_files("/w");
+    ASSERT_EQ(user.size(), 1U);
+    EXPECT_EQ(user[0].path, ".copilot/config.json");
+    EXPECT_EQ(nlohmann::json::parse(user[0].content).at("trustedFolders"),
+              nlohmann::json::array({"/w"}));
     const auto mcp = copilot.project_mcp("/w", {"/bin/srv", "mcp-canary"});
     ASSERT_TRUE(mcp);
     EXPECT_EQ(mcp->tool_name, "sonata-canary-touch");
