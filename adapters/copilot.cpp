@@ -1,5 +1,6 @@
 // GitHub Copilot CLI (`copilot`, npm @github/copilot-linux-x64), checked against 1.0.102 with a
-// scripted model server: headless `-p` everywhere, with permissions from its own rules. Without
+// scripted model server: headless everywhere (the task on stdin makes a prompt-mode run), with
+// permissions from its own rules. Without
 // an allow rule a headless run refuses every tool call that would need approval ("no interactive
 // user response was available"), so default runs headless and its actions are refused, not asked;
 // `--allow-tool=write` lets file edits through for acceptEdits; `--available-tools` withholds all
@@ -111,33 +112,21 @@ public:
         // --connect and --remote hand the session to another client; --acp serves a protocol
         // instead of the task; --share-gist publishes the session.
         // --config-dir is the deprecated spelling of COPILOT_HOME, whose saved folder trust
-        // would load the repository's hooks.
-        std::vector<std::string> flags{"--continue",   "--connect",     "--remote",    "--acp",
-                                       "--share-gist", "--interactive", "--config-dir"};
+        // would load the repository's hooks, as --trust-folder does.
+        std::vector<std::string> flags{"--continue",   "--connect",     "--remote",
+                                       "--acp",        "--share-gist",  "--interactive",
+                                       "--config-dir", "--trust-folder"};
         if (mode == Mode::bypass_permissions) return flags;
         // Permission widening: every "allow all", trust for the repository's own configuration,
         // more directories or URLs, the assisted-approval judge, autopilot, and code or MCP
         // servers from outside the mapping.
-        flags.insert(flags.end(), {"--yolo",
-                                   "--allow-all",
-                                   "--allow-all-tools",
-                                   "--allow-all-paths",
-                                   "--allow-all-urls",
-                                   "--allow-url",
-                                   "--trust-folder",
-                                   "--add-dir",
-                                   "--assisted-approval",
-                                   "--autopilot",
-                                   "--mode",
-                                   "--plan",
-                                   "--max-autopilot-continues",
-                                   "--plugin-dir",
-                                   "--extension-sdk-path",
-                                   "--additional-mcp-config",
-                                   "--enable-mcp-server",
-                                   "--mcp-github-auth",
-                                   "--environment-host",
-                                   "--experimental"});
+        flags.insert(flags.end(),
+                     {"--yolo", "--allow-all", "--allow-all-tools", "--allow-all-paths",
+                      "--allow-all-urls", "--allow-url", "--add-dir", "--assisted-approval",
+                      "--autopilot", "--mode", "--plan", "--max-autopilot-continues",
+                      "--plugin-dir", "--extension-sdk-path", "--additional-mcp-config",
+                      "--enable-mcp-server", "--mcp-github-auth", "--environment-host",
+                      "--experimental"});
         if (mode != Mode::accept_edits) flags.emplace_back("--allow-tool");
         if (mode == Mode::plan) {
             // Files the run itself would write into the workspace or elsewhere.

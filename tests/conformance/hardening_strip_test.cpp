@@ -149,8 +149,8 @@ std::vector<Hardening> hardenings() {
         {"copilot_read_tools", "copilot", Mode::plan, RoleKind::read_only, "write-withheld",
          "--available-tools=view,grep,glob", drop_flag("--available-tools"),
          "copilot 1.0.102 refuses a headless write no rule allows; the tool list stays so that "
-         "approvals a user saved in copilot's own config (which the probe's fresh HOME lacks) "
-         "cannot let a plan run write"},
+         "no rule in copilot's config directory (where a user may sign in and configure "
+         "copilot) can let a plan run write, run a command or call an MCP tool"},
         // Not a piece sonata adds but one it never adds: with it the repository's files the
         // probe plants take effect (a preToolUse hook approves `rm`), so the probe sees them.
         {"copilot_untrusted_folder", "copilot", Mode::default_mode, RoleKind::write,
