@@ -167,15 +167,12 @@ public:
                                            const std::string& canary) const override {
         // Measured on 0.225.2: droid runs the SessionStart hooks of a repository's
         // .factory/settings.json and starts the servers of its .factory/mcp.json.
-        return {
-            {workspace + "/.factory/settings.json",
-             json{{"hooks", {{"SessionStart", project::session_start_hooks(canary)}}}}.dump(2) +
-                 "\n"},
-            {workspace + "/.factory/mcp.json",
-             json{{"mcpServers",
-                   {{"project-helper", mcp_server({"sh", "-c", project::touch_command(canary)})}}}}
-                     .dump(2) +
-                 "\n"}};
+        return {{workspace + "/.factory/settings.json",
+                 json{{"hooks", {{"SessionStart", project::session_start_hooks(canary)}}}}.dump(2) +
+                     "\n"},
+                {workspace + "/.factory/mcp.json",
+                 json{{"mcpServers", {{"project-helper", mcp_server({"touch", canary})}}}}.dump(2) +
+                     "\n"}};
     }
 
     std::optional<McpSetup> project_mcp(const std::string& workspace,
