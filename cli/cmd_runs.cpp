@@ -26,7 +26,7 @@ namespace sonata::cli {
 namespace {
 
 struct RunArgs {
-    std::string id;
+    std::optional<std::string> id; ///< Absent: status looks at the newest run.
     bool json = false;
     bool yes = false;
     bool no = false;
@@ -36,7 +36,7 @@ struct RunArgs {
 };
 
 Result<int> run_status(const RunArgs& args, const Context& context) {
-    auto dir = run_dir_of(args.id, context);
+    auto dir = args.id ? run_dir_of(*args.id, context) : newest_run_dir(context);
     if (!dir) return tl::unexpected(dir.error());
     auto receipt = dispatch::run_status(*dir);
     if (!receipt) return tl::unexpected(receipt.error());
@@ -48,7 +48,7 @@ Result<int> run_status(const RunArgs& args, const Context& context) {
 }
 
 Result<int> run_wait(const RunArgs& args, const Context& context) {
-    auto dir = run_dir_of(args.id, context);
+    auto dir = run_dir_of(args.id.value_or(""), context);
     if (!dir) return tl::unexpected(dir.error());
     auto config = context.config();
     if (!config) return tl::unexpected(config.error());
@@ -61,7 +61,7 @@ Result<int> run_wait(const RunArgs& args, const Context& context) {
 }
 
 Result<int> run_cancel(const RunArgs& args, const Context& context) {
-    auto dir = run_dir_of(args.id, context);
+    auto dir = run_dir_of(args.id.value_or(""), context);
     if (!dir) return tl::unexpected(dir.error());
     auto receipt = dispatch::cancel_run(*dir);
     if (!receipt) return tl::unexpected(receipt.error());
@@ -71,7 +71,7 @@ Result<int> run_cancel(const RunArgs& args, const Context& context) {
 
 Result<int> run_approve(const RunArgs& args, const Context& context) {
     if (args.yes == args.no) return fail(ExitCode::usage, "approve takes one of --yes and --no");
-    auto dir = run_dir_of(args.id, context);
+    auto dir = run_dir_of(args.id.value_or(""), context);
     if (!dir) return tl::unexpected(dir.error());
     auto receipt = dispatch::approve_run(*dir, args.yes, std::chrono::seconds(15));
     if (!receipt) return tl::unexpected(receipt.error());
@@ -81,7 +81,7 @@ Result<int> run_approve(const RunArgs& args, const Context& context) {
 
 /// Attaches this terminal to a TUI run's tmux session (tmux replaces sonata).
 Result<int> run_attach(const RunArgs& args, const Context& context) {
-    auto dir = run_dir_of(args.id, context);
+    auto dir = run_dir_of(args.id.value_or(""), context);
     if (!dir) return tl::unexpected(dir.error());
     auto receipt = dispatch::run_status(*dir);
     if (!receipt) return tl::unexpected(receipt.error());
@@ -119,7 +119,7 @@ Result<int> run_attach(const RunArgs& args, const Context& context) {
 
 /// Copies harness.log to stdout; with --follow, keeps copying until the run is final.
 Result<int> run_log(const RunArgs& args, const Context& context) {
-    auto dir = run_dir_of(args.id, context);
+    auto dir = run_dir_of(args.id.value_or(""), context);
     if (!dir) return tl::unexpected(dir.error());
     const int fd =
         ::open((*dir + "/harness.log").c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
@@ -197,9 +197,12 @@ Result<int> run_gc(const RunArgs& args, const Context& context) {
     int removed = 0;
     int kept = 0;
     for (const auto& id : dispatch::list_runs(*root)) {
-        auto receipt = dispatch::run_status(*root + "/" + id);
+        // A run a supervisor still holds is going, whatever its receipt says.
+        auto dir = dispatch::RunDirectory::open(*root + "/" + id);
+        const Result<dispatch::Receipt> receipt =
+            dir ? dispatch::run_status(dir->path()) : tl::unexpected(dir.error());
         const auto ended = receipt ? parse_utc(receipt->ended_at) : std::nullopt;
-        if (!receipt || !dispatch::is_final(receipt->state) || !ended ||
+        if (!receipt || !dispatch::is_final(receipt->state) || !ended || dir->supervised() ||
             now - *ended < age->count()) {
             ++kept;
             continue;

@@ -378,7 +378,9 @@ ToolOutcome tool_approve(const Args& args, const Context& context, const Progres
 
 ToolOutcome tool_status(const Args& args, const Context& context, const Progress&,
                         const std::atomic<bool>&) {
-    auto dir = run_dir_of(text_arg(args, "id"), context);
+    // No id: the newest run. An id that is there is checked, the empty one included.
+    auto dir =
+        args.contains("id") ? run_dir_of(text_arg(args, "id"), context) : newest_run_dir(context);
     if (!dir) return error_outcome(dir.error());
     auto receipt = dispatch::run_status(*dir);
     if (!receipt) return error_outcome(receipt.error());

@@ -30,12 +30,15 @@ dispatch::Receipt receipt_of(const adapters::Planned& planned) {
 Result<std::string> run_dir_of(const std::string& id, const Context& context) {
     auto root = dispatch::runs_root(context.cwd, context.env);
     if (!root) return tl::unexpected(root.error());
-    if (id.empty()) {
-        const auto ids = dispatch::list_runs(*root);
-        if (ids.empty()) return fail(ExitCode::bad_data, "no runs under " + *root);
-        return *root + "/" + ids.front();
-    }
     return dispatch::run_dir(*root, id);
+}
+
+Result<std::string> newest_run_dir(const Context& context) {
+    auto root = dispatch::runs_root(context.cwd, context.env);
+    if (!root) return tl::unexpected(root.error());
+    const auto ids = dispatch::list_runs(*root);
+    if (ids.empty()) return fail(ExitCode::bad_data, "no runs under " + *root);
+    return *root + "/" + ids.front();
 }
 
 Result<void> resume_run(adapters::DispatchRequest& request, const std::string& run_id,

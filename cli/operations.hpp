@@ -13,9 +13,12 @@
 
 namespace sonata::cli {
 
-/// The run directory of `id` under the working directory's runs root; the newest run when `id`
-/// is empty. A hostile id is a usage error.
+/// The run directory of `id` under the working directory's runs root. An empty or hostile id is a
+/// usage error: no id ever stands for "the newest run".
 Result<std::string> run_dir_of(const std::string& id, const Context& context);
+
+/// The newest run's directory, for the commands that default to it when no id is given.
+Result<std::string> newest_run_dir(const Context& context);
 
 /// Turns `request` into the continuation of run `run_id`: its harness, role and harness session,
 /// and a ceiling at the mode it ran in, so the resumed session is never wider than the run nor

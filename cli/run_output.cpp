@@ -1,4 +1,6 @@
-// Printing runs.
+// Printing runs. Everything a run directory holds is untrusted text (a harness can write it, a
+// repository can plant it): it reaches the terminal only through terminal_safe(), and the report
+// is read only as a regular file inside the run directory.
 #include "cli/run_output.hpp"
 
 #include <iostream>
@@ -6,7 +8,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "core/fs.hpp"
+#include "core/text.hpp"
+#include "dispatch/run_dir.hpp"
 
 namespace sonata::cli {
 
@@ -30,6 +33,13 @@ std::string cost_text(const dispatch::Receipt& r) {
     return text;
 }
 
+/// The run's report.md: a regular file inside its run directory, never what a link points at.
+Result<std::string> read_report(const std::string& run_dir) {
+    auto dir = dispatch::RunDirectory::open(run_dir);
+    if (!dir) return tl::unexpected(dir.error());
+    return dir->read("report.md", 64U << 20U);
+}
+
 } // namespace
 
 std::string status_line(const dispatch::Receipt& r) {
@@ -43,11 +53,11 @@ std::string status_line(const dispatch::Receipt& r) {
     if (dispatch::is_final(r.state) && !r.started_at.empty()) line += "  cost: " + cost_text(r);
     if (!r.retries.empty()) line += "  retried once: " + r.retries.front().why;
     if (!r.note.empty()) line += "  note: " + r.note;
-    return line;
+    return terminal_safe(line);
 }
 
 void print_run(const std::string& run_dir, const dispatch::Receipt& r, bool json) {
-    auto report = read_file_bounded(run_dir + "/report.md", 64U << 20U);
+    auto report = read_report(run_dir);
     if (json) {
         nlohmann::ordered_json out;
         out["receipt"] = nlohmann::ordered_json::parse(dispatch::receipt_to_json(r));
@@ -57,16 +67,16 @@ void print_run(const std::string& run_dir, const dispatch::Receipt& r, bool json
         return;
     }
     if (dispatch::is_final(r.state) && report && r.degraded)
-        std::cerr << "sonata: the run is degraded: " << r.degraded_reason << '\n';
+        std::cerr << "sonata: the run is degraded: " << terminal_safe(r.degraded_reason) << '\n';
     std::cout << run_text(run_dir, r);
 }
 
 std::string run_text(const std::string& run_dir, const dispatch::Receipt& r,
                      std::size_t report_cap) {
-    auto report = read_file_bounded(run_dir + "/report.md", 64U << 20U);
+    auto report = read_report(run_dir);
     if (dispatch::is_final(r.state) && report) {
-        if (report->size() <= report_cap) return *report;
-        return report->substr(0, report_cap) +
+        if (report->size() <= report_cap) return terminal_safe(*report);
+        return terminal_safe(report->substr(0, report_cap)) +
                "\n[… the report continues: " + std::to_string(report->size() - report_cap) +
                " more bytes in " + run_dir + "/report.md; the run's output: sonata log " + r.id +
                "]\n";

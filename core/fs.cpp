@@ -138,27 +138,48 @@ Result<void> write_file_atomic(const std::string& path, const std::string& conte
     return {};
 }
 
-Result<std::string> read_file_bounded(const std::string& path, std::size_t max_bytes) {
-    const Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-    if (fd.get() < 0) return fail(ExitCode::bad_data, path + ": cannot be read");
+namespace {
+
+/// Reads what `fd` (already opened) holds when it is a regular file of at most `max_bytes`.
+Result<std::string> read_open_file(int fd, std::size_t max_bytes, const std::string& what) {
     struct stat st {};
-    if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
-        return fail(ExitCode::bad_data, path + ": not a regular file");
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        return fail(ExitCode::bad_data, what + ": not a regular file");
     }
     std::string text;
     char buffer[16384];
     for (;;) {
-        const ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
+        const ssize_t n = ::read(fd, buffer, sizeof buffer);
         if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return fail(ExitCode::bad_data, path + ": cannot be read");
+        if (n < 0) return fail(ExitCode::bad_data, what + ": cannot be read");
         if (n == 0) break;
         text.append(buffer, static_cast<std::size_t>(n));
         if (text.size() > max_bytes) {
             return fail(ExitCode::bad_data,
-                        path + ": larger than " + std::to_string(max_bytes) + " bytes");
+                        what + ": larger than " + std::to_string(max_bytes) + " bytes");
         }
     }
     return text;
+}
+
+} // namespace
+
+Result<std::string> read_file_bounded(const std::string& path, std::size_t max_bytes) {
+    const Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+    if (fd.get() < 0) return fail(ExitCode::bad_data, path + ": cannot be read");
+    return read_open_file(fd.get(), max_bytes, path);
+}
+
+Result<std::string> read_file_bounded_at(int dir_fd, const std::string& name, std::size_t max_bytes,
+                                         const std::string& what) {
+    if (name.empty() || name.find('/') != std::string::npos)
+        return fail(ExitCode::bad_data, what + ": not a file name");
+    const Fd fd(::openat(dir_fd, name.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW));
+    if (fd.get() < 0) {
+        return fail(ExitCode::bad_data,
+                    what + (errno == ELOOP ? ": a symbolic link, not read" : ": cannot be read"));
+    }
+    return read_open_file(fd.get(), max_bytes, what);
 }
 
 } // namespace sonata

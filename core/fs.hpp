@@ -35,4 +35,10 @@ bool is_executable_file(const std::string& path);
 /// or larger than `max_bytes` are errors with ExitCode::bad_data naming `path`.
 Result<std::string> read_file_bounded(const std::string& path, std::size_t max_bytes);
 
+/// Like read_file_bounded for the entry `name` of the directory open as `dir_fd`, never following
+/// a symlink: a file someone linked into the directory (to a secret elsewhere) is an error, not
+/// read. `what` names the file in errors.
+Result<std::string> read_file_bounded_at(int dir_fd, const std::string& name, std::size_t max_bytes,
+                                         const std::string& what);
+
 } // namespace sonata

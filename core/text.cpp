@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <numeric>
 
 namespace sonata {
@@ -75,6 +76,27 @@ std::string replace_all(std::string text, std::string_view from, std::string_vie
     for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
         text.replace(at, from.size(), to);
     return text;
+}
+
+std::string terminal_safe(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    char code[8];
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const auto byte = static_cast<unsigned char>(text[i]);
+        const auto next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0U;
+        if (byte == 0xC2 && next >= 0x80 && next <= 0x9F) { // C1, UTF-8 encoded
+            std::snprintf(code, sizeof code, "\\u%04X", next);
+            out += code;
+            ++i;
+        } else if ((byte < 0x20 && byte != '\n' && byte != '\t') || byte == 0x7F) {
+            std::snprintf(code, sizeof code, "\\x%02X", byte);
+            out += code;
+        } else {
+            out += static_cast<char>(byte);
+        }
+    }
+    return out;
 }
 
 std::string tail_lines(const std::string& text, std::size_t lines) {

@@ -28,6 +28,12 @@ bool is_kebab_name(std::string_view name);
 /// was put in; an empty `from` changes nothing.
 std::string replace_all(std::string text, std::string_view from, std::string_view to);
 
+/// `text` made safe to print on a terminal: every control character but newline and tab (C0,
+/// DEL, and the C1 range U+0080–U+009F), which could move the cursor, retitle the window or
+/// hide what follows, is shown as `\xNN` (C1 as `\u00NN`). Untrusted text (a receipt, a report)
+/// goes through it before it reaches a terminal.
+std::string terminal_safe(std::string_view text);
+
 /// The last `lines` lines of `text` (all of it when it has fewer); a final newline ends a line.
 std::string tail_lines(const std::string& text, std::size_t lines);
 

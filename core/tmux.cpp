@@ -140,7 +140,7 @@ Result<std::unique_ptr<TmuxSession>> TmuxSession::start(ProcessRunner& runner,
     // <dir>/tmux-<uid>/<name> falls back to tmux's default directory (the socket is removed at
     // shutdown either way).
     const bool fits = spec.socket_dir.size() + socket.size() + 20 < k_max_socket_path;
-    Environment client_env;
+    Environment client_env = spec.server_env;
     if (!spec.socket_dir.empty() && fits) client_env["TMUX_TMPDIR"] = spec.socket_dir;
     std::unique_ptr<TmuxSession> session(
         new TmuxSession(runner, *tmux_path, socket, client_env, spec.command_timeout));
@@ -166,9 +166,8 @@ Result<std::unique_ptr<TmuxSession>> TmuxSession::start(ProcessRunner& runner,
         {"set-option", "-g", "remain-on-exit", "on"},
         {"set-option", "-g", "remain-on-exit-format", ""},
     };
-    if (client_env.count("TMUX_TMPDIR") != 0) {
-        commands.push_back({"set-environment", "-g", "-u", "TMUX_TMPDIR"});
-    }
+    for (const auto& [key, value] : client_env)
+        commands.push_back({"set-environment", "-g", "-u", key});
     commands.push_back(create);
     if (auto started = session->run_tmux(commands); !started) {
         return tl::unexpected(started.error());

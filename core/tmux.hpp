@@ -25,6 +25,10 @@ struct TmuxSpec {
     /// PATH when `env` has none).
     Environment env;
     std::string cwd; ///< The pane's working directory. Empty: sonata's.
+    /// Variables the server process itself carries (a run's marker), so that a pid found later can
+    /// be told to be this session's server; they are not passed on to the pane through tmux's
+    /// global environment.
+    Environment server_env = {};
     int width = 200;
     int height = 50;
     /// The tmux executable: absolute, or looked up on the PATH of `env`.

@@ -2,13 +2,16 @@
 #include "dispatch/receipt.hpp"
 
 #include <array>
+#include <chrono>
 #include <utility>
 
 #include <nlohmann/json.hpp>
 
 #include "core/decision.hpp"
 #include "core/fs.hpp"
+#include "core/session.hpp"
 #include "core/text.hpp"
+#include "dispatch/run_dir.hpp"
 
 namespace sonata::dispatch {
 namespace {
@@ -128,7 +131,7 @@ std::string receipt_to_json(const Receipt& r) {
     j["prompt"] = r.prompt;
     json approvals = json::array();
     for (const auto& a : r.approvals)
-        approvals.push_back({{"card", a.card}, {"answer", a.answer}, {"at", a.at}});
+        approvals.push_back({{"card", a.card}, {"answer", a.answer}, {"at", a.at}, {"by", a.by}});
     j["approvals"] = approvals;
     j["report_source"] = r.report_source;
     j["degraded"] = r.degraded;
@@ -214,7 +217,8 @@ Result<Receipt> parse_receipt(std::string_view text, const std::string& source) 
             for (const auto& a : j.at("approvals")) {
                 r.approvals.push_back({a.at("card").get<std::string>(),
                                        a.at("answer").get<std::string>(),
-                                       a.at("at").get<std::string>()});
+                                       a.at("at").get<std::string>(),
+                                       a.contains("by") ? a.at("by").get<std::string>() : ""});
             }
         }
         take(j, "report_source", r.report_source);
@@ -257,19 +261,39 @@ Result<Receipt> parse_receipt(std::string_view text, const std::string& source) 
     return r;
 }
 
-Result<Receipt> load_receipt(const std::string& run_dir) {
-    const std::string path = run_dir + "/receipt.json";
-    auto text = read_file_bounded(path, k_max_receipt_bytes);
+std::string utc_now() {
+    return format_utc(std::chrono::duration_cast<std::chrono::seconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count());
+}
+
+Result<Receipt> load_receipt(const RunDirectory& dir) {
+    auto text = dir.read("receipt.json", k_max_receipt_bytes);
     if (!text) return tl::unexpected(text.error());
-    return parse_receipt(*text, path);
+    auto receipt = parse_receipt(*text, dir.path() + "/receipt.json");
+    if (receipt && receipt->id != dir.name()) {
+        return fail(ExitCode::bad_data, dir.path() + "/receipt.json: names run '" +
+                                            receipt->id.substr(0, 64) +
+                                            "', not the run of its directory");
+    }
+    return receipt;
+}
+
+Result<Receipt> load_receipt(const std::string& run_dir) {
+    auto dir = RunDirectory::open(run_dir);
+    if (!dir) return tl::unexpected(dir.error());
+    return load_receipt(*dir);
+}
+
+Result<void> save_receipt(const RunDirectory& dir, const Receipt& receipt) {
+    // Rewritten at every change of state; only the last one is synced.
+    return dir.write("receipt.json", receipt_to_json(receipt), is_final(receipt.state));
 }
 
 Result<void> save_receipt(const std::string& run_dir, const Receipt& receipt) {
-    WriteOptions options;
-    options.sync = false; // rewritten at every change of state; the last one is synced
-    options.create_parents = false;
-    if (is_final(receipt.state)) options.sync = true;
-    return write_file_atomic(run_dir + "/receipt.json", receipt_to_json(receipt), options);
+    auto dir = RunDirectory::open(run_dir);
+    if (!dir) return tl::unexpected(dir.error());
+    return save_receipt(*dir, receipt);
 }
 
 } // namespace sonata::dispatch

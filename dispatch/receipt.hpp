@@ -52,6 +52,9 @@ struct Approval {
     std::string card;   ///< The card's text, as `prompt` held it.
     std::string answer; ///< "yes" or "no".
     std::string at;     ///< ISO 8601 UTC.
+    /// Who answered: the approving process as the supervisor saw it on its socket ("pid N uid U:
+    /// command line"), never a process of the run itself.
+    std::string by = {};
 
     bool operator==(const Approval&) const = default;
 };
@@ -138,13 +141,21 @@ Receipt receipt_for(const Decision& decision);
 
 std::string receipt_to_json(const Receipt& receipt);
 
+/// Now, as a receipt records times: ISO 8601 UTC.
+std::string utc_now();
+
 /// Strict parse; anything unexpected is ExitCode::bad_data naming `source`.
 Result<Receipt> parse_receipt(std::string_view text, const std::string& source);
 
-/// Reads DIR/receipt.json (bounded, regular files only).
+class RunDirectory;
+
+/// Reads DIR/receipt.json (bounded, a regular file, never through a link); a receipt whose id is
+/// not its directory's name is bad_data: a receipt planted under another run's name.
+Result<Receipt> load_receipt(const RunDirectory& dir);
 Result<Receipt> load_receipt(const std::string& run_dir);
 
 /// Replaces DIR/receipt.json atomically.
+Result<void> save_receipt(const RunDirectory& dir, const Receipt& receipt);
 Result<void> save_receipt(const std::string& run_dir, const Receipt& receipt);
 
 } // namespace sonata::dispatch

@@ -12,20 +12,9 @@
 #include "core/decision.hpp"
 #include "core/process.hpp"
 #include "dispatch/receipt.hpp"
+#include "dispatch/run_plan.hpp"
 
 namespace sonata::dispatch {
-
-/// Limits of one run ([dispatch] in config, --timeout / --window on the command line).
-struct RunLimits {
-    std::chrono::seconds timeout{3600}; ///< Then TERM to the group, grace, KILL: timed-out.
-    std::chrono::seconds stall{300};    ///< No output this long: stalled (the harness still runs).
-    std::size_t log_cap = 16U << 20U;   ///< harness.log stops growing here, with a note.
-    /// Runs of this harness that may work at once on this machine (0: no limit); a run beyond it
-    /// waits `queued` for one of the slot locks in `slots_dir`.
-    int max_concurrent = 0;
-    std::string slots_dir = {};
-    std::chrono::seconds completion_timeout{30}; ///< Bounds the adapter's completion export.
-};
 
 /// What to start: a decision that runs, and the task.
 struct StartRequest {

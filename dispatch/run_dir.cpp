@@ -1,16 +1,22 @@
 // Run directories: the root, fresh ids, and checked lookups.
 #include "dispatch/run_dir.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <random>
+#include <utility>
 
+#include <sys/file.h>
 #include <sys/stat.h>
 
 #include "core/config.hpp"
+#include "core/fs.hpp"
 
 namespace sonata::dispatch {
 namespace fs = std::filesystem;
@@ -80,6 +86,74 @@ Result<std::string> create_run_dir(const std::string& root) {
     return fail(ExitCode::failure, "cannot find a fresh run id under " + root);
 }
 
+Result<RunDirectory> RunDirectory::open(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        return fail(ExitCode::bad_data,
+                    path + (errno == ELOOP || errno == ENOTDIR
+                                ? ": not a run directory of sonata's (a link or a file)"
+                                : ": cannot open the run directory"));
+    }
+    RunDirectory dir(fd, path);
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid())
+        return fail(ExitCode::bad_data, path + ": not a run directory of this user's");
+    return dir;
+}
+
+RunDirectory::RunDirectory(RunDirectory&& other) noexcept
+    : m_fd(std::exchange(other.m_fd, -1)), m_path(std::move(other.m_path)) {}
+
+RunDirectory& RunDirectory::operator=(RunDirectory&& other) noexcept {
+    if (this != &other) {
+        if (m_fd >= 0) ::close(m_fd);
+        m_fd = std::exchange(other.m_fd, -1);
+        m_path = std::move(other.m_path);
+    }
+    return *this;
+}
+
+RunDirectory::~RunDirectory() {
+    if (m_fd >= 0) ::close(m_fd);
+}
+
+std::string RunDirectory::name() const { return fs::path(m_path).filename().string(); }
+
+Result<std::string> RunDirectory::read(const std::string& name, std::size_t max_bytes) const {
+    return read_file_bounded_at(m_fd, name, max_bytes, m_path + "/" + name);
+}
+
+Result<void> RunDirectory::write(const std::string& name, const std::string& content,
+                                 bool sync) const {
+    WriteOptions options;
+    options.mode = 0600;
+    options.sync = sync;
+    options.create_parents = false;
+    auto written = write_file_atomic_at(m_fd, name, content, options);
+    if (!written)
+        return fail(written.error().code,
+                    "cannot write " + m_path + "/" + name + " (" + written.error().message + ")");
+    return {};
+}
+
+bool RunDirectory::exists(const std::string& name) const {
+    struct stat st {};
+    return ::fstatat(m_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+void RunDirectory::remove(const std::string& name) const { ::unlinkat(m_fd, name.c_str(), 0); }
+
+bool RunDirectory::lock_as_supervisor() const { return ::flock(m_fd, LOCK_EX | LOCK_NB) == 0; }
+
+bool RunDirectory::supervised() const {
+    // A second open file description: a lock this one held would not conflict with itself.
+    const int probe = ::openat(m_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (probe < 0) return false;
+    const bool held = ::flock(probe, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    ::close(probe);
+    return held;
+}
+
 Result<std::string> run_dir(const std::string& root, const std::string& id) {
     if (!is_safe_run_id(id)) {
         return fail(ExitCode::usage,
@@ -91,6 +165,8 @@ Result<std::string> run_dir(const std::string& root, const std::string& id) {
         return fail(ExitCode::bad_data,
                     "no run " + id + " under " + root + " (`sonata runs` lists them)");
     }
+    if (st.st_uid != ::geteuid())
+        return fail(ExitCode::bad_data, dir + ": not a run directory of this user's");
     return dir;
 }
 

@@ -28,6 +28,47 @@ Result<std::string> run_dir(const std::string& root, const std::string& id);
 /// The ids under `root`, newest first (ids sort by their time).
 std::vector<std::string> list_runs(const std::string& root);
 
+/// A run directory opened once and checked to be sonata's own: a directory, not a symlink, owned
+/// by this user. Everything read from or written to a run goes through it (openat, never following
+/// a link), so a run directory replaced by a link, or a file in it that links elsewhere, is never
+/// followed, and a supervisor keeps writing into the directory it started with.
+class RunDirectory {
+public:
+    /// Opens and checks `path`; bad_data naming what is wrong.
+    static Result<RunDirectory> open(const std::string& path);
+
+    RunDirectory(RunDirectory&& other) noexcept;
+    RunDirectory& operator=(RunDirectory&& other) noexcept;
+    RunDirectory(const RunDirectory&) = delete;
+    RunDirectory& operator=(const RunDirectory&) = delete;
+    ~RunDirectory();
+
+    const std::string& path() const { return m_path; }
+    /// The directory's own name: the id its receipt must carry.
+    std::string name() const;
+    int fd() const { return m_fd; }
+
+    /// A regular file in the run directory (never through a link), at most `max_bytes`.
+    Result<std::string> read(const std::string& name, std::size_t max_bytes) const;
+    /// Replaces a file in the run directory atomically, owner-only.
+    Result<void> write(const std::string& name, const std::string& content,
+                       bool sync = false) const;
+    bool exists(const std::string& name) const;
+    void remove(const std::string& name) const;
+
+    /// Takes the lock a supervisor holds on its run directory for its whole life (released by the
+    /// kernel when it ends, whatever ends it); false when another process holds it.
+    bool lock_as_supervisor() const;
+    /// True while a supervisor holds the run: the one sign of a live run that nothing written in
+    /// the directory can forge.
+    bool supervised() const;
+
+private:
+    RunDirectory(int fd, std::string path) : m_fd(fd), m_path(std::move(path)) {}
+    int m_fd = -1;
+    std::string m_path;
+};
+
 /// The files of a run directory.
 struct RunFiles {
     std::string dir;
@@ -37,7 +78,6 @@ struct RunFiles {
     std::string report() const { return dir + "/report.md"; }
     std::string exit_sentinel() const { return dir + "/exit"; }
     std::string pgid() const { return dir + "/pgid"; }
-    std::string answer() const { return dir + "/answer"; } ///< `sonata approve` to the supervisor.
 };
 
 } // namespace sonata::dispatch
