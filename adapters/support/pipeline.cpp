@@ -73,7 +73,8 @@ Result<ParentMode> session_mode(const std::string& id, const std::string& from,
         return fail(ExitCode::usage, from + ": session id is not a safe id: use 1 to 128 of the "
                                             "characters A-Z a-z 0-9 _ -");
     }
-    const auto where = locate_config(setup.cwd, setup.env);
+    const auto where =
+        locate_config(setup.session_cwd.empty() ? setup.cwd : setup.session_cwd, setup.env);
     auto found = find_session(id, where.project_dir, where.machine_dir, config.session_max_age,
                               std::chrono::system_clock::now());
     if (!found) return tl::unexpected(found.error());

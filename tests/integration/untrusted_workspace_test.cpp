@@ -4,6 +4,7 @@
 // wider parent mode than the hook recorded, and a dispatch of a harness that is not installed,
 // which is refused before anything starts.
 #include <filesystem>
+#include <sstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -18,11 +19,20 @@ namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
+using testing::read_text;
 using testing::run_sonata;
 using testing::SonataRun;
 using testing::write_text;
 
 const std::vector<std::string> k_bounded{"/usr/bin/timeout", "120"};
+
+/// Feeds `sonata mcp` its stdin, then keeps that open until the answer to request 2 is out (the
+/// server drops the answers of calls still running when its client hangs up), then prints it all.
+const std::string k_mcp_client =
+    R"(out="$1"; shift
+{ cat; i=0; while [ $i -lt 900 ] && ! grep -q '"id":2,' "$out"; do sleep 0.1; i=$((i+1)); done; } |
+  "$@" > "$out"
+cat "$out")";
 
 std::int64_t now() {
     return std::chrono::duration_cast<std::chrono::seconds>(
@@ -54,6 +64,29 @@ protected:
     void machine_config() {
         write_text(m_machine + "/config.toml",
                    "[harnesses.grok]\npath = \"" + std::string(SONATA_DISPATCH_HARNESS) + "\"\n");
+    }
+
+    /// `sonata mcp` in the project, initialized, then one tools/call (id 2); that call's result.
+    json mcp_call(const std::string& tool, const json& args, const Environment& env) {
+        const json call = {{"jsonrpc", "2.0"},
+                           {"id", 2},
+                           {"method", "tools/call"},
+                           {"params", {{"name", tool}, {"arguments", args}}}};
+        const std::string in =
+            R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}})"
+            "\n" +
+            call.dump() + "\n";
+        const auto run =
+            run_sonata({"mcp"}, env, m_project, in,
+                       {"/bin/sh", "-c", k_mcp_client, "sh", m_dir.path() + "/mcp.out"});
+        std::istringstream lines(run.out);
+        for (std::string line; std::getline(lines, line);) {
+            const json message = json::parse(line, nullptr, false);
+            if (message.is_object() && message.value("id", json()) == 2)
+                return message.at("result");
+        }
+        ADD_FAILURE() << "no answer to the call: " << run.out << run.err;
+        return nullptr;
     }
 };
 
@@ -153,6 +186,84 @@ TEST_F(UntrustedWorkspace, AProjectConfigCannotLoosenTheMachinesGateBudgetOrSess
     const json doc = json::parse(aged.out);
     EXPECT_EQ(json({{"parent_mode", doc.at("parent_mode")}, {"mode_stale", doc.at("mode_stale")}}),
               json({{"parent_mode", "default"}, {"mode_stale", true}}));
+}
+
+class UntrustedSessionFiles : public UntrustedWorkspace {
+protected:
+    std::string m_nested = m_project + "/nested";
+
+    /// The hook recorded acceptEdits for session s1 in the project; a nested directory marked as
+    /// a project of its own holds fresh session files that claim bypassPermissions.
+    void SetUp() override {
+        machine_config();
+        fs::create_directories(m_project + "/.sonata");
+        const std::string input = R"({"session_id":"s1","cwd":")" + m_project +
+                                  R"(","permission_mode":"acceptEdits","hook_event_name":)"
+                                  R"("PreToolUse","tool_name":"mcp__sonata__dispatch"})";
+        ASSERT_EQ(run_sonata({"hook"}, m_env, m_project, input).exit_code, 0);
+        ASSERT_TRUE(fs::exists(m_project + "/.sonata/session-s1.json"));
+        write_text(m_nested + "/sonata.toml", "");
+        for (const std::string id : {"s1", "planted"}) {
+            write_text(m_nested + "/.sonata/session-" + id + ".json",
+                       session_record_to_json({id, Mode::bypass_permissions, now()}));
+        }
+    }
+
+    /// The parent-mode fields of the receipt of the run `text` names (in the nested workspace).
+    json parent_of_run(const std::string& text) {
+        const auto start = text.find("run ");
+        if (start != 0) return text;
+        const std::string id = text.substr(4, text.find(':') - 4);
+        const json r = json::parse(read_text(m_nested + "/.sonata/runs/" + id + "/receipt.json"));
+        return {{"mode", r.at("mode")},
+                {"parent_mode", r.at("parent_mode")},
+                {"parent_mode_source", r.at("parent_mode_source")},
+                {"session_id", r.at("session_id")}};
+    }
+
+    static json hooks_record() {
+        return {{"mode", "acceptEdits"},
+                {"parent_mode", "acceptEdits"},
+                {"parent_mode_source", "session-file"},
+                {"session_id", "s1"}};
+    }
+};
+
+// Cause 3: `dispatch {cwd: "nested"}` took bypassPermissions from the nested directory's planted
+// files, "recorded by the hook", with and without $CLAUDE_CODE_SESSION_ID.
+TEST_F(UntrustedSessionFiles, TheMcpServerTakesTheModeTheHookWroteInTheSessionsOwnDirectory) {
+    const json args = {{"harness", "grok"},
+                       {"role", "code"},
+                       {"task", "scenario: final NESTED"},
+                       {"cwd", "nested"}};
+    Environment named = m_env;
+    named["CLAUDE_CODE_SESSION_ID"] = "s1";
+    for (const auto& env : {m_env, named}) {
+        const json result = mcp_call("dispatch", args, env);
+        ASSERT_TRUE(result.is_object());
+        const std::string text = result.at("content").at(0).at("text");
+        EXPECT_EQ(result.at("isError"), false) << text;
+        EXPECT_NE(text.find("\nparent mode: acceptEdits (session s1, recorded by the hook)\n"),
+                  std::string::npos)
+            << text;
+        EXPECT_EQ(parent_of_run(text), hooks_record()) << text;
+    }
+}
+
+// The same through the command line: --cwd names the workspace, not where the session's file is.
+TEST_F(UntrustedSessionFiles, DispatchCwdNeverChoosesWhereTheSessionFileIsRead) {
+    Environment named = m_env;
+    named["CLAUDE_CODE_SESSION_ID"] = "s1";
+    const auto run = run_sonata({"dispatch", "--harness", "grok", "--role", "code", "--cwd",
+                                 m_nested, "--task", "scenario: final NESTED", "--json"},
+                                named, m_project, std::nullopt, k_bounded);
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const json r = json::parse(run.out).at("receipt");
+    EXPECT_EQ(json({{"mode", r.at("mode")},
+                    {"parent_mode", r.at("parent_mode")},
+                    {"parent_mode_source", r.at("parent_mode_source")},
+                    {"session_id", r.at("session_id")}}),
+              hooks_record());
 }
 
 } // namespace
