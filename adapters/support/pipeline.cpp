@@ -252,19 +252,23 @@ Result<Planned> plan_dispatch(const DispatchRequest& setup, const Config& config
     if (const auto* hc = config.harness(harness)) request.extra_args = hc->args;
 
     std::vector<std::string> warnings;
+    std::string not_installed;
     if (!setup.version.empty()) {
         const auto located = locate_harness(**adapter, harness, config, setup.env);
         request.executable = located.installed ? located.path : std::string{};
         request.version = setup.version;
+        if (!located.installed) not_installed = located.note;
     } else {
         auto runner = make_system_runner();
         const auto status = detect_harness(**adapter, harness, config, setup.env, *runner);
         if (status.installed) request.executable = status.path;
         request.version = status.version;
-        if (!status.installed)
+        if (!status.installed) {
+            not_installed = status.note;
             warnings.push_back(harness + " is not installed here (" + status.note + ")");
-        else if (status.version.empty())
+        } else if (status.version.empty()) {
             warnings.push_back(harness + ": " + status.note);
+        }
     }
     auto decision = decide(request);
     if (!decision && decision.error().code == ExitCode::config) {
@@ -279,7 +283,7 @@ Result<Planned> plan_dispatch(const DispatchRequest& setup, const Config& config
                               mode->warnings.end());
     auto gate = gate_decision(*decision, setup, config, **adapter);
     if (!gate) return tl::unexpected(gate.error());
-    return Planned{*decision, *mode, *gate};
+    return Planned{*decision, *mode, *gate, not_installed};
 }
 
 } // namespace sonata::adapters

@@ -53,6 +53,9 @@ struct Planned {
     Decision decision;
     ParentMode parent;
     std::vector<GateCheck> gate;
+    /// Why the harness's executable cannot be found here; empty when it can. `plan` only warns;
+    /// a dispatch refuses before it starts anything.
+    std::string not_installed = {};
 };
 
 Result<Planned> plan_dispatch(const DispatchRequest& request, const Config& config);

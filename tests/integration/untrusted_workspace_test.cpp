@@ -22,6 +22,7 @@ using json = nlohmann::json;
 using testing::read_text;
 using testing::run_sonata;
 using testing::SonataRun;
+using testing::tree;
 using testing::write_text;
 
 const std::vector<std::string> k_bounded{"/usr/bin/timeout", "120"};
@@ -264,6 +265,38 @@ TEST_F(UntrustedSessionFiles, DispatchCwdNeverChoosesWhereTheSessionFileIsRead) 
                     {"parent_mode_source", r.at("parent_mode_source")},
                     {"session_id", r.at("session_id")}}),
               hooks_record());
+}
+
+// Cause 10: a harness that is not installed started a run that failed (exit 8).
+TEST_F(UntrustedWorkspace, AHarnessThatIsNotInstalledIsRefusedBeforeAnythingStarts) {
+    write_text(m_machine + "/config.toml", "[harnesses.grok]\npath = \"/nonexistent/grok\"\n");
+    // The MCP server's parent: a session in acceptEdits, which both harnesses map.
+    write_text(m_project + "/.sonata/session-s2.json",
+               session_record_to_json({"s2", Mode::accept_edits, now()}));
+    Environment named = m_env;
+    named["CLAUDE_CODE_SESSION_ID"] = "s2";
+    const std::string cache = m_env.at("HOME") + "/.cache/sonata/harnesses/bin";
+    const std::map<std::string, std::string> why{
+        {"gemini", "not found on PATH, in the usual install directories or in " + cache},
+        {"grok", "configured path is not an executable file"}};
+    for (const auto& [harness, note] : why) {
+        const std::string error = "sonata: error: " + harness + " is not installed here (" + note +
+                                  "); `sonata harnesses` lists what is\n";
+        for (const std::string command : {"dispatch", "run"}) {
+            const auto run = sonata({command, "--harness", harness, "--role", "code", "--mode",
+                                     "acceptEdits", "--task", "hello"});
+            EXPECT_EQ(run.exit_code, to_int(ExitCode::not_installed)) << command << run.out;
+            EXPECT_EQ(run.err, error) << command;
+        }
+        const json result = mcp_call(
+            "dispatch", {{"harness", harness}, {"role", "code"}, {"task", "hello"}}, named);
+        const std::string text = error.substr(0, error.size() - 1);
+        EXPECT_EQ(result,
+                  json({{"content", {{{"type", "text"}, {"text", text}}}}, {"isError", true}}));
+    }
+    EXPECT_EQ(tree(m_project), (std::set<std::string>{".sonata/", ".sonata/session-s2.json"}))
+        << "no run directory";
+    EXPECT_FALSE(fs::exists(m_env.at("XDG_STATE_HOME") + "/sonata/runs"));
 }
 
 } // namespace
