@@ -75,6 +75,7 @@ Result<int> run_dispatch(const DispatchArgs& args, const Context& context) {
     if (!task) return tl::unexpected(task.error());
     adapters::DispatchRequest request = args.request;
     request.cwd = args.cwd.empty() ? context.cwd : args.cwd;
+    request.session_cwd = context.cwd; // never --cwd's: a workspace may hold planted session files
     request.env = context.env;
     if (!args.resume_run.empty()) {
         if (!args.role.empty())

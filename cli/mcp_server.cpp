@@ -140,7 +140,8 @@ std::string text_arg(const Args& args, const char* key) {
 
 /// The session whose mode file the hook wrote last, within k_fresh_session, for a client that did
 /// not say which session it is ($CLAUDE_CODE_SESSION_ID unset). When several sessions of this
-/// project are that fresh, the one recording the narrowest mode: a guess may only narrow.
+/// project are that fresh, the one recording the narrowest mode: a guess may only narrow. `cwd` is
+/// the session's own directory, where the hook writes, never one a tool call names.
 std::optional<std::string> fresh_session(const std::string& cwd, const Environment& env) {
     const auto where = locate_config(cwd, env);
     std::vector<std::string> dirs;
@@ -169,7 +170,10 @@ std::optional<std::string> fresh_session(const std::string& cwd, const Environme
     return best->session_id;
 }
 
-/// The request every tool that plans builds: the parent's session as the hook recorded it.
+/// The request every tool that plans builds: the parent's session as the hook recorded it, in the
+/// directory the server was started for (the session's own). A `cwd` argument moves the
+/// workspace only: a nested directory with a sonata.toml of its own is a project whose session
+/// files anything that writes in the workspace may have planted.
 adapters::DispatchRequest base_request(const Args& args, const Context& context) {
     adapters::DispatchRequest request;
     request.cwd = context.cwd;
@@ -177,10 +181,11 @@ adapters::DispatchRequest base_request(const Args& args, const Context& context)
         request.cwd = std::filesystem::absolute(std::filesystem::path(context.cwd) / cwd)
                           .lexically_normal()
                           .string();
+    request.session_cwd = context.cwd;
     request.env = context.env;
     const auto known = context.env.find("CLAUDE_CODE_SESSION_ID");
     if (known == context.env.end() || known->second.empty()) {
-        if (auto id = fresh_session(request.cwd, context.env)) request.session = *id;
+        if (auto id = fresh_session(context.cwd, context.env)) request.session = *id;
     }
     request.harness = text_arg(args, "harness");
     if (const auto role = text_arg(args, "role"); !role.empty()) request.role = role;

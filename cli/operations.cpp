@@ -105,6 +105,12 @@ Result<DispatchStarted> start_one(const adapters::DispatchRequest& request, cons
     if (!planned) return tl::unexpected(planned.error());
     DispatchStarted out{std::move(*planned), {}, {}, passed_over};
     if (!out.planned.decision.runs()) return out;
+    // Refused before a run directory or a supervisor exists: a run could only fail.
+    if (!out.planned.not_installed.empty()) {
+        return fail(ExitCode::not_installed,
+                    out.planned.decision.harness + " is not installed here (" +
+                        out.planned.not_installed + "); `sonata harnesses` lists what is");
+    }
     auto root = dispatch::runs_root(request.cwd, request.env);
     if (!root) return tl::unexpected(root.error());
     auto self = this_executable();

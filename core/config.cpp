@@ -21,6 +21,7 @@ constexpr std::size_t k_max_config_bytes = 1U << 20U;
 
 struct Parser {
     std::string source;
+    ConfigScope scope = ConfigScope::machine;
     Config config;
 
     std::string at(const toml::node& node) const {
@@ -225,6 +226,23 @@ struct Parser {
         return {};
     }
 
+    /// A harness's `path` and `args` choose what runs (`args` can load a repository's extension or
+    /// MCP server), so they come only from the user's own config, never with a repository.
+    Result<void> only_the_user_names_programs(const toml::table& harness, const std::string& path) {
+        if (scope != ConfigScope::project) return {};
+        for (const char* key : {"path", "args"}) {
+            if (const auto* node = harness.get(key)) {
+                return fail(ExitCode::config,
+                            at(*node) + "'" + path + "." + key +
+                                "': a project's config comes with its repository, which sonata "
+                                "does not trust to choose a program or a harness's arguments; "
+                                "set it in your machine config ($XDG_CONFIG_HOME/sonata/"
+                                "config.toml, by default ~/.config/sonata/config.toml)");
+            }
+        }
+        return {};
+    }
+
     Result<void> harnesses(const toml::node* node) {
         if (node == nullptr) return {};
         const auto* table = node->as_table();
@@ -238,12 +256,16 @@ struct Parser {
                 return fail(ExitCode::config, at(value) + "'" + path + "' must be a table");
             if (auto r = unknown_keys(*harness, {"path", "args", "max_concurrent"}, path + "."); !r)
                 return r;
+            if (auto ok = only_the_user_names_programs(*harness, path); !ok) return ok;
             HarnessConfig parsed;
             if (const auto* p = harness->get("path")) {
                 auto text = string_at(*p, path + ".path");
                 if (!text) return tl::unexpected(text.error());
-                if (text->empty())
-                    return fail(ExitCode::config, at(*p) + "'" + path + ".path' is empty");
+                if (text->empty() || text->front() != '/')
+                    return fail(ExitCode::config,
+                                at(*p) + "'" + path +
+                                    ".path' must be an absolute path: a relative one would name "
+                                    "a program in whatever directory sonata runs in");
                 parsed.path = *text;
             }
             if (const auto* a = harness->get("args")) {
@@ -297,8 +319,9 @@ const HarnessConfig* Config::harness(const std::string& id) const {
 
 std::string Config::where(const std::string& key_path) const {
     const auto it = lines.find(key_path);
-    return source + ":" + (it == lines.end() ? std::string("?") : std::to_string(it->second)) +
-           ": ";
+    const auto file = files.find(key_path);
+    return (file == files.end() ? source : file->second) + ":" +
+           (it == lines.end() ? std::string("?") : std::to_string(it->second)) + ": ";
 }
 
 /// The line of the first character toml++ 3.3.0 cannot be trusted with, or 0: a control character
@@ -335,7 +358,7 @@ static std::size_t untrusted_character_line(std::string_view text) {
     return 0;
 }
 
-Result<Config> parse_config(const std::string& text, const std::string& source) {
+Result<Config> parse_config(const std::string& text, const std::string& source, ConfigScope scope) {
     if (const auto line = untrusted_character_line(text); line != 0) {
         return fail(ExitCode::config,
                     source + ":" + std::to_string(line) +
@@ -343,7 +366,7 @@ Result<Config> parse_config(const std::string& text, const std::string& source) 
                         "U+2C5E-U+3057 or U+FB26-U+FEFE, which the TOML parser cannot read safely; "
                         "write it in ASCII");
     }
-    Parser parser{source, {}};
+    Parser parser{source, scope, {}};
     parser.config.source = source;
     try {
         const toml::table root = toml::parse(text, source);
@@ -355,14 +378,48 @@ Result<Config> parse_config(const std::string& text, const std::string& source) 
     return parser.config;
 }
 
-Result<Config> load_config(const ConfigLocation& where) {
-    const std::string& file = !where.project_file.empty() ? where.project_file : where.machine_file;
-    if (file.empty() && where.problem) return tl::unexpected(*where.problem);
-    if (file.empty()) return Config{};
+namespace {
+
+Result<Config> read_config(const std::string& file, ConfigScope scope) {
     // Only a regular file, and a bounded one: a FIFO or /dev/zero named sonata.toml never hangs.
     auto text = read_file_bounded(file, k_max_config_bytes);
     if (!text) return fail(ExitCode::config, text.error().message);
-    return parse_config(*text, file);
+    return parse_config(*text, file, scope);
+}
+
+/// `project` with what only the machine config decides (see load_config).
+Config under_machine(Config project, const Config& machine) {
+    for (const auto& [id, harness] : machine.harnesses) {
+        HarnessConfig& merged = project.harnesses[id];
+        merged.path = harness.path;
+        merged.args = harness.args;
+        if (!merged.max_concurrent) merged.max_concurrent = harness.max_concurrent;
+        for (const std::string& key : {"harnesses." + id, "harnesses." + id + ".args"}) {
+            const auto line = machine.lines.find(key);
+            if (line == machine.lines.end() || project.lines.contains(key)) continue;
+            project.lines[key] = line->second;
+            project.files[key] = machine.source;
+        }
+    }
+    if (machine.gate == GateStrictness::strict) project.gate = GateStrictness::strict;
+    if (machine.budget == BudgetPolicy::strict) project.budget = BudgetPolicy::strict;
+    project.session_max_age = std::min(project.session_max_age, machine.session_max_age);
+    return project;
+}
+
+} // namespace
+
+Result<Config> load_config(const ConfigLocation& where) {
+    if (where.project_file.empty()) {
+        if (where.machine_file.empty() && where.problem) return tl::unexpected(*where.problem);
+        if (where.machine_file.empty()) return Config{};
+        return read_config(where.machine_file, ConfigScope::machine);
+    }
+    auto project = read_config(where.project_file, ConfigScope::project);
+    if (!project || where.machine_file.empty()) return project;
+    auto machine = read_config(where.machine_file, ConfigScope::machine);
+    if (!machine) return machine;
+    return under_machine(std::move(*project), *machine);
 }
 
 } // namespace sonata

@@ -1,5 +1,6 @@
-// sonata's configuration: sonata.toml in the project (or .sonata/config.toml), else the machine
-// config under $XDG_CONFIG_HOME/sonata/config.toml. Unknown keys and bad values are errors.
+// sonata's configuration: sonata.toml in the project (or .sonata/config.toml) over the machine
+// config under $XDG_CONFIG_HOME/sonata/config.toml. Unknown keys and bad values are errors. A
+// project's config comes with an untrusted repository: it may not name a program to run.
 #pragma once
 
 #include <chrono>
@@ -25,6 +26,14 @@ enum class BudgetPolicy {
     strict, ///< Refuse.
 };
 
+/// Whose file a config is, which decides what it may set.
+enum class ConfigScope {
+    machine, ///< The user's own ($XDG_CONFIG_HOME/sonata/config.toml): may set every key.
+    /// A project's (sonata.toml, .sonata/config.toml), which comes with the repository: a harness's
+    /// `path` or `args` in it is an error, since they choose what runs.
+    project,
+};
+
 /// Per-harness settings.
 struct HarnessConfig {
     std::string path;              ///< Executable override; empty: discover.
@@ -48,6 +57,9 @@ struct Config {
     std::map<std::string, Role> roles; ///< Configured roles (built-ins are added by find_role).
     std::map<std::string, HarnessConfig> harnesses;
     std::map<std::string, int> lines; ///< "harnesses.codex", "roles.x.harness" → line, for errors.
+    /// Key paths that came from another file than `source`: the machine config's harnesses under
+    /// a project config.
+    std::map<std::string, std::string> files;
 
     /// "file:line: " for a key path, for errors found after parsing.
     std::string where(const std::string& key_path) const;
@@ -58,7 +70,8 @@ struct Config {
 };
 
 /// Parses TOML text; `source` names the file in errors ("file:line: …").
-Result<Config> parse_config(const std::string& text, const std::string& source);
+Result<Config> parse_config(const std::string& text, const std::string& source,
+                            ConfigScope scope = ConfigScope::machine);
 
 /// The directories config lives in, resolved from a working directory and an environment.
 struct ConfigLocation {
@@ -75,7 +88,10 @@ struct ConfigLocation {
 
 ConfigLocation locate_config(const std::string& cwd, const std::map<std::string, std::string>& env);
 
-/// Loads the project config, else the machine config, else defaults.
+/// Loads the project config over the machine config, else the machine config, else defaults.
+/// Under a project config the machine config still decides what only the user may: the harnesses'
+/// `path` and `args` come from it alone, and its `gate = "strict"`, `budget = "strict"` and a
+/// shorter `session_max_age_seconds` stand, so a project's config can only make them stricter.
 Result<Config> load_config(const ConfigLocation& where);
 
 /// The machine's data dir for matrices and session files: $XDG_CONFIG_HOME/sonata, else

@@ -73,7 +73,8 @@ Result<ParentMode> session_mode(const std::string& id, const std::string& from,
         return fail(ExitCode::usage, from + ": session id is not a safe id: use 1 to 128 of the "
                                             "characters A-Z a-z 0-9 _ -");
     }
-    const auto where = locate_config(setup.cwd, setup.env);
+    const auto where =
+        locate_config(setup.session_cwd.empty() ? setup.cwd : setup.session_cwd, setup.env);
     auto found = find_session(id, where.project_dir, where.machine_dir, config.session_max_age,
                               std::chrono::system_clock::now());
     if (!found) return tl::unexpected(found.error());
@@ -251,19 +252,23 @@ Result<Planned> plan_dispatch(const DispatchRequest& setup, const Config& config
     if (const auto* hc = config.harness(harness)) request.extra_args = hc->args;
 
     std::vector<std::string> warnings;
+    std::string not_installed;
     if (!setup.version.empty()) {
         const auto located = locate_harness(**adapter, harness, config, setup.env);
         request.executable = located.installed ? located.path : std::string{};
         request.version = setup.version;
+        if (!located.installed) not_installed = located.note;
     } else {
         auto runner = make_system_runner();
         const auto status = detect_harness(**adapter, harness, config, setup.env, *runner);
         if (status.installed) request.executable = status.path;
         request.version = status.version;
-        if (!status.installed)
+        if (!status.installed) {
+            not_installed = status.note;
             warnings.push_back(harness + " is not installed here (" + status.note + ")");
-        else if (status.version.empty())
+        } else if (status.version.empty()) {
             warnings.push_back(harness + ": " + status.note);
+        }
     }
     auto decision = decide(request);
     if (!decision && decision.error().code == ExitCode::config) {
@@ -278,7 +283,7 @@ Result<Planned> plan_dispatch(const DispatchRequest& setup, const Config& config
                               mode->warnings.end());
     auto gate = gate_decision(*decision, setup, config, **adapter);
     if (!gate) return tl::unexpected(gate.error());
-    return Planned{*decision, *mode, *gate};
+    return Planned{*decision, *mode, *gate, not_installed};
 }
 
 } // namespace sonata::adapters

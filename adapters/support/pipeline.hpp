@@ -31,7 +31,10 @@ struct DispatchRequest {
     std::optional<double> budget;
     std::string version; ///< Empty: detect.
     std::string matrix;  ///< Empty: this machine's matrix.
-    std::string cwd;     ///< Where the project (and its session files) is looked for.
+    std::string cwd;     ///< The workspace: where the project is looked for.
+    /// The parent session's own directory, where the hook wrote its session files; empty: `cwd`.
+    /// A workspace the caller names may hold session files the hook never wrote.
+    std::string session_cwd = {};
     std::map<std::string, std::string> env; ///< sonata's environment.
 };
 
@@ -50,6 +53,9 @@ struct Planned {
     Decision decision;
     ParentMode parent;
     std::vector<GateCheck> gate;
+    /// Why the harness's executable cannot be found here; empty when it can. `plan` only warns;
+    /// a dispatch refuses before it starts anything.
+    std::string not_installed = {};
 };
 
 Result<Planned> plan_dispatch(const DispatchRequest& request, const Config& config);

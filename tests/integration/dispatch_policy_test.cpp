@@ -27,13 +27,19 @@ protected:
     std::string m_project = m_dir.make_dir("project");
     const std::string m_stand_in = SONATA_DISPATCH_HARNESS;
 
-    /// Every fixture-only harness is the stand-in; `extra` opens sonata.toml (top-level keys must
-    /// come before the first table).
+    /// Every fixture-only harness is the stand-in; `extra` opens the machine config (top-level
+    /// keys must come before the first table), where harness paths live; .sonata/ marks the
+    /// project.
     void config(const std::string& extra = "") {
         std::string toml;
         for (const char* id : {"grok", "muse", "agy"})
             toml += "[harnesses." + std::string(id) + "]\npath = \"" + m_stand_in + "\"\n";
-        write_text(m_project + "/sonata.toml", extra + toml);
+        write_machine_config(extra + toml);
+    }
+
+    void write_machine_config(const std::string& toml) {
+        std::filesystem::create_directories(m_project + "/.sonata");
+        write_text(m_env.at("XDG_CONFIG_HOME") + "/sonata/config.toml", toml);
     }
 
     SonataRun sonata(const std::vector<std::string>& args) {
@@ -156,8 +162,7 @@ TEST_F(DispatchPolicy, ARankedRoleMovesOnPastARunThatEndedWithNoReport) {
 }
 
 TEST_F(DispatchPolicy, MaxConcurrentQueuesRunsOfOneHarnessAndStatusShowsQueued) {
-    write_text(m_project + "/sonata.toml",
-               "[harnesses.grok]\npath = \"" + m_stand_in + "\"\nmax_concurrent = 1\n");
+    write_machine_config("[harnesses.grok]\npath = \"" + m_stand_in + "\"\nmax_concurrent = 1\n");
     std::vector<std::string> ids;
     for (const char* token : {"A", "B"}) {
         const auto run = sonata({"run", "--harness", "grok", "--role", "code", "--mode",

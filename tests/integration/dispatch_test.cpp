@@ -38,10 +38,13 @@ protected:
 
     void SetUp() override { config(""); }
 
+    /// Harness paths live in the machine config (a project's may not name a program); the
+    /// project is marked by its .sonata/.
     void config(const std::string& extra) {
-        write_text(m_project + "/sonata.toml", "[harnesses.grok]\npath = \"" +
-                                                   std::string(SONATA_DISPATCH_HARNESS) + "\"\n" +
-                                                   extra);
+        fs::create_directories(m_project + "/.sonata");
+        write_text(m_env.at("XDG_CONFIG_HOME") + "/sonata/config.toml",
+                   "[harnesses.grok]\npath = \"" + std::string(SONATA_DISPATCH_HARNESS) + "\"\n" +
+                       extra);
     }
 
     SonataRun sonata(const std::vector<std::string>& args,
@@ -448,7 +451,7 @@ TEST_F(Dispatch, HeadlessRunsHaveNoTuiToAttachToAndNoCardToApprove) {
 }
 
 TEST_F(Dispatch, HarnessesThatSetupInstalledAreFoundInSonatasCache) {
-    write_text(m_project + "/sonata.toml", ""); // no path: grok is looked for
+    write_text(m_env.at("XDG_CONFIG_HOME") + "/sonata/config.toml", ""); // no path: looked for
     const std::vector<std::string> plan{"plan", "--harness", "grok",       "--role",
                                         "code", "--mode",    "acceptEdits"};
     EXPECT_NE(sonata(plan).out.find("grok is not installed here"), std::string::npos);

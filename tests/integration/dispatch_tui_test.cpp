@@ -33,9 +33,11 @@ protected:
     Environment m_env = testing::hermetic_env(m_dir);
     std::string m_project = m_dir.make_dir("project");
 
-    void SetUp() override {
-        write_text(m_project + "/sonata.toml", "[harnesses.reasonix]\npath = \"" +
-                                                   std::string(SONATA_DISPATCH_HARNESS) + "\"\n");
+    void SetUp() override { // harness paths live in the machine config; .sonata/ marks the project
+        std::filesystem::create_directories(m_project + "/.sonata");
+        write_text(m_env.at("XDG_CONFIG_HOME") + "/sonata/config.toml",
+                   "[harnesses.reasonix]\npath = \"" + std::string(SONATA_DISPATCH_HARNESS) +
+                       "\"\n");
     }
 
     SonataRun sonata(const std::vector<std::string>& args) {
