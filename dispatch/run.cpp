@@ -231,12 +231,14 @@ Result<Receipt> cancel_run(const std::string& path) {
     auto dir = RunDirectory::open(path);
     if (!dir) return tl::unexpected(dir.error());
     auto receipt = status_of(*dir);
-    if (!receipt || is_final(receipt->state)) return receipt;
+    // A run is over when no supervisor holds it, whatever its receipt says (a harness can write
+    // a final one while it runs).
+    if (!receipt || !dir->supervised()) return receipt;
     // Only a process /proc shows supervising this very directory is signalled.
     if (const int supervisor = verified_supervisor(*receipt, *dir); supervisor > 0)
         ::kill(supervisor, SIGTERM);
     const auto deadline = Clock::now() + std::chrono::seconds(30);
-    for (;;) { // until final: a paused or stalled run is not yet cancelled
+    for (;;) { // until its supervisor is gone: a paused or stalled run is not yet cancelled
         while (::waitpid(-1, nullptr, WNOHANG) > 0) {
         }
         receipt = status_of(*dir);

@@ -31,6 +31,12 @@ SonataRun run_program(const std::vector<std::string>& argv, const Environment& e
                       const std::optional<std::string>& stdin_data = std::nullopt,
                       const std::vector<std::string>& wrapper = {});
 
+/// `sonata mcp` in `cwd`: initialize, then one tools/call of `tool` with `arguments_json` (an
+/// object), stdin held open until the call is answered (the server stops its calls at end of
+/// input). Returns the raw line that answers the call (id 2); throws when none came in 90 s.
+std::string mcp_call(const std::string& tool, const std::string& arguments_json,
+                     const Environment& env, const std::string& cwd);
+
 /// "<pid> <cwd>" for every process whose working directory lies under `root`: what a run left
 /// running behind it.
 std::vector<std::string> processes_working_under(const std::string& root);
