@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/fs.hpp"
+#include "core/json_parse.hpp"
 
 namespace sonata::cli {
 
@@ -50,7 +51,7 @@ void print_run(const std::string& run_dir, const dispatch::Receipt& r, bool json
     auto report = read_file_bounded(run_dir + "/report.md", 64U << 20U);
     if (json) {
         nlohmann::ordered_json out;
-        out["receipt"] = nlohmann::ordered_json::parse(dispatch::receipt_to_json(r));
+        out["receipt"] = parse_ordered_json(dispatch::receipt_to_json(r)).value(); // always valid
         out["report"] = report ? nlohmann::ordered_json(*report) : nlohmann::ordered_json(nullptr);
         std::cout << out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
                   << '\n';
