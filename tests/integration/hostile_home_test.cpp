@@ -102,5 +102,68 @@ TEST_F(HostileHome, DoctorSkipsEveryFileNestedPastAnyStackAndRunsEveryCheck) {
     EXPECT_EQ(doctor(0), expected);
 }
 
+// Cause 11: a .mcp.json the project had before `init` lost it at `init --remove`, which deleted
+// any file that taking sonata's server out left empty. Only a file init created goes.
+TEST_F(HostileHome, InitRemoveKeepsAMcpJsonThatWasThereBefore) {
+    for (const std::string theirs : {"{}\n", "{}"}) {
+        const std::string project = m_dir.make_dir("before-" + std::to_string(theirs.size()));
+        write_text(project + "/.mcp.json", theirs);
+        const auto added = sonata({"init", "--yes"}, project);
+        ASSERT_EQ(added.exit_code, 0) << added.err;
+        ASSERT_NE(read_text(project + "/.mcp.json").find("\"sonata\""), std::string::npos);
+        const auto removed = sonata({"init", "--remove", "--yes"}, project);
+        EXPECT_EQ(removed.exit_code, 0) << removed.err;
+        ASSERT_TRUE(fs::exists(project + "/.mcp.json")) << "deleted a file init did not create";
+        EXPECT_EQ(read_text(project + "/.mcp.json"), theirs);
+    }
+    // The file init created itself still goes, and so does the note that it did.
+    ASSERT_EQ(sonata({"init", "--yes"}).exit_code, 0);
+    ASSERT_EQ(sonata({"init", "--remove", "--yes"}).exit_code, 0);
+    EXPECT_EQ(tree(m_project), (std::set<std::string>{".claude/", ".claude/settings.json"}));
+    write_text(m_project + "/.mcp.json", "{}\n");
+    ASSERT_EQ(sonata({"init", "--yes"}).exit_code, 0);
+    ASSERT_EQ(sonata({"init", "--remove", "--yes"}).exit_code, 0);
+    EXPECT_EQ(read_text(m_project + "/.mcp.json"), "{}\n");
+}
+
+// Cause 11: a dangling ~/.claude.json (or ~/.claude/settings.json) link, say into a dotfiles
+// checkout not yet cloned, was silently replaced by a file of init's own.
+TEST_F(HostileHome, InitGlobalRefusesADanglingSymlinkAndChangesNothing) {
+    const std::string dotfiles = m_dir.path() + "/dotfiles";
+    for (const std::string name : {".claude.json", ".claude/settings.json"}) {
+        const std::string link = m_home + "/" + name;
+        const std::string target = dotfiles + "/" + fs::path(name).filename().string();
+        fs::create_directories(fs::path(link).parent_path());
+        fs::create_symlink(target, link);
+        const auto before = tree(m_dir.path());
+        const auto run = sonata({"init", "--scope", "global", "--yes"});
+        EXPECT_EQ(run.exit_code, to_int(ExitCode::bad_data)) << run.out;
+        EXPECT_EQ(run.err, "sonata: error: " + link + " is a symlink to " + target +
+                               ", which does not exist: create the file there or remove the "
+                               "link (nothing was changed)\n");
+        EXPECT_TRUE(fs::is_symlink(link));
+        EXPECT_EQ(fs::read_symlink(link), target);
+        EXPECT_EQ(tree(m_dir.path()), before);
+        fs::remove(link);
+    }
+}
+
+// Cause 11: with HOME=home, `init --scope global` wrote home/.claude/settings.json and
+// home/.claude.json under whatever directory it ran in.
+TEST_F(HostileHome, InitGlobalRefusesARelativeHome) {
+    m_env["HOME"] = "home";
+    const auto before = tree(m_dir.path());
+    for (const auto& flags :
+         {std::vector<std::string>{"init", "--scope", "global", "--yes"},
+          std::vector<std::string>{"init", "--scope", "global", "--remove", "--yes"}}) {
+        const auto run = sonata(flags);
+        EXPECT_EQ(run.exit_code, to_int(ExitCode::config)) << run.out;
+        EXPECT_EQ(run.err, "sonata: error: HOME is a relative path ('home'): init --scope global "
+                           "edits files under HOME, which must be absolute\n");
+        EXPECT_EQ(run.out, "");
+        EXPECT_EQ(tree(m_dir.path()), before);
+    }
+}
+
 } // namespace
 } // namespace sonata
