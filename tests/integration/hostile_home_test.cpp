@@ -165,5 +165,40 @@ TEST_F(HostileHome, InitGlobalRefusesARelativeHome) {
     }
 }
 
+// The receipt reader took 4294967296 as exit code 0, 0.5 as 0 and -1 as 2^64-1: a planted
+// receipt's numbers must be integers of the field's range, or the receipt is malformed.
+TEST_F(HostileHome, AReceiptWhoseNumbersAreNotWhatSonataWritesIsMalformed) {
+    const std::string id = "20260101-000000000-abcdef";
+    const std::string dir = m_project + "/.sonata/runs/" + id;
+    dispatch::Receipt receipt;
+    receipt.id = id;
+    receipt.harness = "claude";
+    receipt.state = dispatch::RunState::done;
+    receipt.exit_code = 0;
+    const json valid = json::parse(dispatch::receipt_to_json(receipt));
+    write_text(dir + "/receipt.json", valid.dump());
+    const auto control = sonata({"status", id});
+    ASSERT_EQ(control.exit_code, 0) << "control: the unchanged receipt reads\n" << control.err;
+    const std::vector<std::pair<json::json_pointer, json>> cases{
+        {json::json_pointer("/exit_code"), 4294967296LL},
+        {json::json_pointer("/exit_code"), 0.5},
+        {json::json_pointer("/term_signal"), 1e300},
+        {json::json_pointer("/supervisor_start"), -1},
+        {json::json_pointer("/queue_slot"), 2.5},
+        {json::json_pointer("/cost/input_tokens"), 1.5},
+    };
+    for (const auto& [pointer, value] : cases) {
+        json planted = valid;
+        planted[pointer] = value;
+        write_text(dir + "/receipt.json", planted.dump());
+        const auto run = sonata({"status", id});
+        EXPECT_EQ(run.exit_code, to_int(ExitCode::bad_data)) << pointer << " " << run.out;
+        const std::string key = pointer.back();
+        EXPECT_EQ(run.err, "sonata: error: " + dir + "/receipt.json: malformed receipt ('" + key +
+                               "' is not an integer in its range)\n")
+            << pointer;
+    }
+}
+
 } // namespace
 } // namespace sonata
