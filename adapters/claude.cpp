@@ -7,6 +7,7 @@
 #include "adapters/adapter.hpp"
 #include "adapters/support/project_files.hpp"
 #include "adapters/support/relies.hpp"
+#include "core/json_parse.hpp"
 
 namespace sonata::adapters {
 namespace {
@@ -250,8 +251,8 @@ private:
         for (auto end = out.rfind('}'); end != std::string::npos && end > 0;) {
             const auto start = out.rfind("{\"type\":\"result\"", end);
             if (start == std::string::npos) return std::nullopt;
-            auto parsed = nlohmann::json::parse(out.substr(start, end - start + 1), nullptr, false);
-            if (!parsed.is_discarded() && parsed.is_object()) return parsed;
+            auto parsed = parse_json(std::string_view(out).substr(start, end - start + 1));
+            if (parsed && parsed->is_object()) return std::move(*parsed);
             end = start == 0 ? std::string::npos : out.rfind('}', start - 1);
         }
         return std::nullopt;

@@ -12,6 +12,7 @@
 #include "adapters/support/probe_convention.hpp"
 #include "adapters/support/project_files.hpp"
 #include "adapters/support/relies.hpp"
+#include "core/json_parse.hpp"
 
 namespace sonata::adapters {
 namespace {
@@ -103,7 +104,8 @@ RunCost rollout_tokens(const std::string& rollout) {
         const auto start = rollout.rfind('\n', at);
         const auto begin = start == std::string::npos ? 0 : start + 1;
         const auto end = std::min(rollout.find('\n', at), rollout.size());
-        const auto line = nlohmann::json::parse(rollout.substr(begin, end - begin), nullptr, false);
+        const auto line =
+            parse_json(std::string_view(rollout).substr(begin, end - begin)).value_or(nullptr);
         const nlohmann::json* usage = nullptr;
         if (line.is_object() && line.contains("payload") && line["payload"].is_object() &&
             line["payload"].contains("info") && line["payload"]["info"].is_object() &&

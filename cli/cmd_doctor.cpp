@@ -18,6 +18,7 @@
 #include "cli/init_support.hpp"
 #include "core/config.hpp"
 #include "core/fs.hpp"
+#include "core/json_parse.hpp"
 #include "core/matrix.hpp"
 
 namespace sonata::cli {
@@ -44,23 +45,52 @@ struct Check {
     std::string fix = {};
 };
 
-/// A JSON file's content, null when it is missing or not JSON.
-json read_json(const std::string& path) {
+/// A Claude Code JSON file's content: null when it is missing; an error saying why (file first)
+/// when it cannot be read, is not JSON, nests too deep or is not an object.
+Result<json> read_json(const std::string& path) {
+    std::error_code ec;
+    if (!fs::exists(path, ec) && !ec) return nullptr;
     auto text = read_file_bounded(path, 16U << 20U);
-    if (!text) return nullptr;
-    auto doc = json::parse(*text, nullptr, false, true);
-    return doc.is_discarded() ? json(nullptr) : doc;
+    if (!text) return tl::unexpected(text.error());
+    auto doc = parse_ordered_json(*text, {.comments = JsonComments::ignored});
+    if (!doc) {
+        return fail(ExitCode::bad_data, path + ": " +
+                                            (doc.error().fault == JsonFault::too_deep
+                                                 ? doc.error().message
+                                                 : "not valid JSON (" + doc.error().message + ")"));
+    }
+    if (!doc->is_object()) return fail(ExitCode::bad_data, path + ": not a JSON object");
+    return std::move(*doc);
+}
+
+/// object[key], or nullptr when `object` is not an object or has no `key`.
+const json* member(const json& object, const char* key) {
+    if (!object.is_object()) return nullptr;
+    const auto found = object.find(key);
+    return found == object.end() ? nullptr : &*found;
+}
+
+/// Why Claude Code could not take hooks from `settings`; empty when their shape is right.
+std::string hooks_problem(const json& settings) {
+    const json* hooks = member(settings, "hooks");
+    if (hooks == nullptr) return {};
+    if (!hooks->is_object()) return "'hooks' is not an object";
+    const json* pre = member(*hooks, "PreToolUse");
+    if (pre != nullptr && !pre->is_array()) return "'hooks.PreToolUse' is not an array";
+    return {};
 }
 
 bool has_sonata_hook(const json& settings) {
-    if (!settings.is_object() || !settings.contains("hooks")) return false;
-    const auto& pre = settings["hooks"].value("PreToolUse", json::array());
-    if (!pre.is_array()) return false;
-    for (const auto& group : pre) {
-        if (!group.is_object() || !group.contains("hooks") || !group["hooks"].is_array()) continue;
-        for (const auto& hook : group["hooks"]) {
-            if (hook.is_object() && hook.value("command", json()).is_string() &&
-                is_sonata_hook_command(hook["command"].get<std::string>())) {
+    const json* hooks = member(settings, "hooks");
+    const json* pre = hooks == nullptr ? nullptr : member(*hooks, "PreToolUse");
+    if (pre == nullptr || !pre->is_array()) return false;
+    for (const auto& group : *pre) {
+        const json* entries = member(group, "hooks");
+        if (entries == nullptr || !entries->is_array()) continue;
+        for (const auto& hook : *entries) {
+            const json* command = member(hook, "command");
+            if (command != nullptr && command->is_string() &&
+                is_sonata_hook_command(command->get<std::string>())) {
                 return true;
             }
         }
@@ -69,20 +99,9 @@ bool has_sonata_hook(const json& settings) {
 }
 
 bool has_sonata_server(const json& doc) {
-    return doc.is_object() && doc.contains("mcpServers") && doc["mcpServers"].is_object() &&
-           doc["mcpServers"].contains("sonata") &&
-           is_sonata_mcp_server(doc["mcpServers"]["sonata"]);
-}
-
-/// The sonata plugin, installed through `claude plugin install`.
-bool plugin_installed(const std::string& home) {
-    const auto installed = read_json(home + "/.claude/plugins/installed_plugins.json");
-    const json plugins =
-        installed.is_object() ? installed.value("plugins", json::object()) : json();
-    if (!plugins.is_object()) return false;
-    for (const auto& [key, value] : plugins.items())
-        if (key.rfind("sonata@", 0) == 0) return true;
-    return false;
+    const json* servers = member(doc, "mcpServers");
+    const json* sonata = servers == nullptr ? nullptr : member(*servers, "sonata");
+    return sonata != nullptr && is_sonata_mcp_server(*sonata);
 }
 
 struct Doctor {
@@ -93,12 +112,42 @@ struct Doctor {
 
     void add(Check check) { checks.push_back(std::move(check)); }
 
+    /// Marks a file doctor could not use: `problem` names it and says why.
+    void skip(const std::string& path, const std::string& problem) {
+        add({"unreadable file", Status::warning, problem + "; doctor could not look inside it",
+             "fix or move " + path});
+    }
+
+    /// read_json's document; null, and the file marked, when it cannot be used.
+    json read(const std::string& path) {
+        auto doc = read_json(path);
+        if (doc) return std::move(*doc);
+        skip(path, doc.error().message);
+        return nullptr;
+    }
+
+    /// The sonata plugin, installed through `claude plugin install`.
+    bool plugin_installed() {
+        if (home.empty()) return false;
+        const auto installed = read(home + "/.claude/plugins/installed_plugins.json");
+        const json* plugins = member(installed, "plugins");
+        if (plugins == nullptr || !plugins->is_object()) return false;
+        for (const auto& [key, value] : plugins->items())
+            if (key.rfind("sonata@", 0) == 0) return true;
+        return false;
+    }
+
     void hook(const Config& config, bool plugin) {
         std::vector<std::string> files = {project + "/.claude/settings.json",
                                           project + "/.claude/settings.local.json"};
         if (!home.empty()) files.push_back(home + "/.claude/settings.json");
         for (const auto& file : files) {
-            if (has_sonata_hook(read_json(file))) {
+            const json settings = read(file);
+            if (const auto problem = hooks_problem(settings); !problem.empty()) {
+                skip(file, file + ": " + problem);
+                continue;
+            }
+            if (has_sonata_hook(settings)) {
                 add({"hook", Status::ok, "sonata's PreToolUse hook is in " + file});
                 return;
             }
@@ -139,14 +188,14 @@ struct Doctor {
 
     void mcp(bool plugin) {
         std::string where;
-        if (has_sonata_server(read_json(project + "/.mcp.json"))) where = project + "/.mcp.json";
-        const auto user = home.empty() ? json() : read_json(home + "/.claude.json");
+        if (has_sonata_server(read(project + "/.mcp.json"))) where = project + "/.mcp.json";
+        const auto user = home.empty() ? json() : read(home + "/.claude.json");
         if (where.empty() && has_sonata_server(user)) where = home + "/.claude.json";
-        if (where.empty() && user.is_object() && user.contains("projects") &&
-            user["projects"].is_object() && user["projects"].contains(project) &&
-            has_sonata_server(user["projects"][project])) {
+        const json* projects = member(user, "projects");
+        const json* this_project =
+            projects == nullptr ? nullptr : member(*projects, project.c_str());
+        if (where.empty() && this_project != nullptr && has_sonata_server(*this_project))
             where = home + "/.claude.json (this project)";
-        }
         if (where.empty() && plugin) where = "the sonata plugin";
         if (where.empty()) {
             add({"mcp", Status::warning,
@@ -292,7 +341,7 @@ Result<int> run_doctor(bool as_json, const Context& context) {
              where.project_file.empty()
                  ? (where.machine_file.empty() ? "defaults (no config file)" : where.machine_file)
                  : where.project_file});
-        const bool plugin = plugin_installed(doctor.home);
+        const bool plugin = doctor.plugin_installed();
         doctor.hook(*config, plugin);
         doctor.mcp(plugin);
         doctor.harnesses_and_matrix(*config);

@@ -10,12 +10,14 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 #include <CLI/CLI.hpp>
 #include <sys/stat.h>
 
 #include "cli/app.hpp"
 #include "cli/init_support.hpp"
+#include "core/config.hpp"
 #include "core/fs.hpp"
 #include "core/process.hpp"
 
@@ -45,6 +47,21 @@ struct Plan {
     std::vector<std::string> notes; ///< Said whether or not anything changes.
 };
 
+/// An error when `resolved` (weakly_canonical's result) or a directory above it is still a
+/// symlink: one whose target does not exist. Writing would replace the link with a file, so that a
+/// linked dotfile silently stops being one.
+Result<void> refuse_dangling_link(const fs::path& resolved) {
+    for (fs::path at = resolved; at.has_relative_path(); at = at.parent_path()) {
+        std::error_code ec;
+        if (!fs::is_symlink(fs::symlink_status(at, ec))) continue;
+        const auto to = fs::read_symlink(at, ec);
+        return fail(ExitCode::bad_data, at.string() + " is a symlink to " + to.string() +
+                                            ", which does not exist: create the file there or "
+                                            "remove the link (nothing was changed)");
+    }
+    return {};
+}
+
 /// A Claude Code file to edit (`relative` to the project, or to HOME in global scope), with a
 /// symlink followed so a linked dotfile stays linked.
 Result<std::string> target_path(const InitArgs& args, const Context& context,
@@ -55,6 +72,12 @@ Result<std::string> target_path(const InitArgs& args, const Context& context,
         if (home == context.env.end() || home->second.empty()) {
             return fail(ExitCode::usage, "HOME is not set: cannot find ~/" + relative.string());
         }
+        // A relative HOME would put the user's files under whatever directory init runs in.
+        if (home->second.front() != '/') {
+            return fail(ExitCode::config, "HOME is a relative path ('" + home->second +
+                                              "'): init --scope global edits files under HOME, "
+                                              "which must be absolute");
+        }
         base = home->second;
     }
     const fs::path path = fs::path(base) / relative;
@@ -63,6 +86,7 @@ Result<std::string> target_path(const InitArgs& args, const Context& context,
     if (ec)
         return fail(ExitCode::bad_data,
                     path.string() + ": cannot resolve its path (" + ec.message() + ")");
+    if (auto ok = refuse_dangling_link(target); !ok) return tl::unexpected(ok.error());
     if (args.scope == "global") return target.string(); // the user's own dotfile, linked anywhere
     // A project comes with its repository, which is not trusted: its .claude/ or settings.json may
     // link anywhere (the global settings, another project), and init edits only the project.
@@ -128,6 +152,42 @@ Result<void> settings_steps(const InitArgs& args, const std::string& path, Plan&
     return {};
 }
 
+/// Where init lists each project .mcp.json it created, one absolute path a line: --remove deletes
+/// only those, so a file the project had before init keeps what taking sonata's server out leaves.
+/// Empty without a machine config dir (init then deletes no .mcp.json).
+std::string created_list(const Context& context) {
+    const auto dir = machine_dir(context.env);
+    return dir.empty() ? std::string() : dir + "/init-created";
+}
+
+std::vector<std::string> listed_files(const std::string& list) {
+    std::vector<std::string> files;
+    if (list.empty()) return files;
+    auto text = read_file_bounded(list, k_max_settings);
+    if (!text) return files; // none yet
+    std::istringstream lines(*text);
+    for (std::string line; std::getline(lines, line);)
+        if (!line.empty()) files.push_back(line);
+    return files;
+}
+
+bool is_listed(const std::string& list, const std::string& file) {
+    const auto files = listed_files(list);
+    return std::find(files.begin(), files.end(), file) != files.end();
+}
+
+/// Adds `file` to the list when init `created` it, else takes it out.
+Result<void> set_listed(const std::string& list, const std::string& file, bool created) {
+    if (list.empty() || (!created && !is_listed(list, file))) return {};
+    auto files = listed_files(list);
+    std::erase(files, file);
+    if (created) files.push_back(file);
+    std::string text;
+    for (const auto& f : files)
+        text += f + "\n";
+    return write_file_atomic(list, text, WriteOptions{.mode = 0600});
+}
+
 /// Registers (or takes out) `sonata mcp` as Claude Code's MCP server "sonata": the project's
 /// .mcp.json, or in global scope ~/.claude.json (Claude Code's user scope).
 Result<void> mcp_steps(const InitArgs& args, const Context& context, Plan& plan) {
@@ -156,17 +216,23 @@ Result<void> mcp_steps(const InitArgs& args, const Context& context, Plan& plan)
     }
     const std::string target = *path;
     const std::string new_text = edit->text;
-    // A .mcp.json init created holds nothing else: removing sonata's server removes the file.
-    if (args.remove && args.scope == "project" &&
+    const std::string list = args.scope == "project" ? created_list(context) : std::string();
+    // A .mcp.json init created and that holds nothing else goes with sonata's server.
+    if (args.remove && is_listed(list, target) &&
         new_text.find_first_not_of("{} \n") == std::string::npos) {
-        plan.steps.back().apply = [target]() -> Result<void> {
+        plan.steps.back().apply = [target, list]() -> Result<void> {
             if (::unlink(target.c_str()) != 0)
                 return fail(ExitCode::failure, "cannot delete " + target);
-            return {};
+            return set_listed(list, target, false);
         };
         return {};
     }
-    plan.steps.back().apply = write_step({}, target, new_text).apply;
+    const bool created = !args.remove && !*text;
+    plan.steps.back().apply = [write = write_step({}, target, new_text).apply, list, target,
+                               created]() -> Result<void> {
+        if (auto ok = write(); !ok) return ok;
+        return set_listed(list, target, created);
+    };
     if (args.scope == "project" && !args.remove) {
         plan.notes.push_back(
             "harnesses that load a project's .mcp.json (reasonix, grok, claude without sonata's "

@@ -13,6 +13,7 @@
 
 #include "cli/app.hpp"
 #include "cli/mcp_canary.hpp"
+#include "core/json_parse.hpp"
 #include "core/text.hpp"
 
 namespace sonata::cli {
@@ -102,11 +103,11 @@ Result<int> serve(const std::string& file) {
 std::string mcp_canary_reply(std::string_view line, const std::string& file) {
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) return {};
     // nlohmann's copy and dump recurse per level: bound the nesting before the id is echoed.
-    if (!json_depth_within(line))
+    const auto message = parse_json(line);
+    if (!message && message.error().fault == JsonFault::too_deep)
         return error_reply(nullptr, -32600, "invalid request: nested too deep").dump();
-    const auto message = json::parse(line, nullptr, false);
-    const json reply = message.is_discarded() ? error_reply(nullptr, -32700, "parse error")
-                                              : answer(message, file);
+    const json reply =
+        message ? answer(*message, file) : error_reply(nullptr, -32700, "parse error");
     // Parsed strings are valid UTF-8, but `file` comes from the command line.
     return reply.is_null() ? std::string()
                            : reply.dump(-1, ' ', false, json::error_handler_t::replace);

@@ -11,6 +11,7 @@
 #include "cli/app.hpp"
 #include "core/decision_json.hpp"
 #include "core/gate.hpp"
+#include "core/json_parse.hpp"
 
 namespace sonata::cli {
 namespace {
@@ -31,7 +32,8 @@ std::string extra_json(const adapters::Planned& planned) {
     extra["session_id"] = string_or_null(planned.parent.session_id);
     extra["session_file"] = string_or_null(planned.parent.session_file);
     extra["mode_stale"] = planned.parent.stale;
-    extra["gate"] = nlohmann::ordered_json::parse(gate_to_json(planned.gate, planned.decision));
+    extra["gate"] = parse_ordered_json(gate_to_json(planned.gate, planned.decision))
+                        .value(); // sonata's own, always valid
     return extra.dump();
 }
 

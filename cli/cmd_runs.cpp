@@ -17,6 +17,7 @@
 #include "cli/app.hpp"
 #include "cli/operations.hpp"
 #include "cli/run_output.hpp"
+#include "core/json_parse.hpp"
 #include "core/session.hpp"
 #include "core/tmux.hpp"
 #include "dispatch/run.hpp"
@@ -153,7 +154,7 @@ Result<int> run_runs(const RunArgs& args, const Context& context) {
             continue;
         }
         if (args.json)
-            all.push_back(nlohmann::ordered_json::parse(dispatch::receipt_to_json(*receipt)));
+            all.push_back(parse_ordered_json(dispatch::receipt_to_json(*receipt)).value());
         else
             std::cout << status_line(*receipt) << '\n';
     }

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/fs.hpp"
+#include "core/json_parse.hpp"
 #include "core/text.hpp"
 
 namespace sonata::cli {
@@ -138,12 +139,13 @@ Result<json> parse_settings(const std::optional<std::string>& text, const std::s
                         "; sonata init does not rewrite a file it cannot reproduce "
                         "exactly (the file was left untouched)");
     }
-    json doc = json::parse(*text, nullptr, false);
-    if (doc.is_discarded()) {
+    auto parsed = parse_ordered_json(*text);
+    if (!parsed) {
         return fail(ExitCode::bad_data,
                     source + ": not valid JSON; fix or move it, then run `sonata init` again (the "
                              "file was left untouched)");
     }
+    json doc = std::move(*parsed);
     if (!doc.is_object())
         return fail(ExitCode::bad_data,
                     source + ": not a JSON object (the file was left untouched)");
@@ -395,12 +397,11 @@ std::string_view project_config_template() {
 # harness = "claude"
 # model = "sonnet"
 
-# Per-harness settings: an executable to use instead of the one found on PATH, extra arguments,
-# and how many of its runs may work at once on this machine (0: no limit; opencode's default is 1,
-# since its runs share one database).
+# Per-harness settings: how many of its runs may work at once on this machine (0: no limit;
+# opencode's default is 1, since its runs share one database). An executable to use instead of the
+# one found on PATH, and extra arguments, go in your machine config
+# (~/.config/sonata/config.toml), never here: this file comes with the repository.
 # [harnesses.claude]
-# path = "/usr/local/bin/claude"
-# args = []
 # max_concurrent = 0
 )";
 }

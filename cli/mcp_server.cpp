@@ -29,6 +29,7 @@
 #include "core/config.hpp"
 #include "core/decision_json.hpp"
 #include "core/fs.hpp"
+#include "core/json_parse.hpp"
 #include "core/session.hpp"
 #include "core/text.hpp"
 #include "dispatch/run.hpp"
@@ -706,16 +707,16 @@ void McpServer::handle(std::string_view line) {
         return;
     }
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;
-    if (!json_depth_within(line)) {
+    auto parsed = parse_json(line);
+    if (!parsed && parsed.error().fault == JsonFault::too_deep) {
         m_state->emit(error_message(nullptr, invalid_request, "message nested too deep"));
         return;
     }
-    const auto message = json::parse(line, nullptr, false);
-    if (message.is_discarded()) {
+    if (!parsed) {
         m_state->emit(error_message(nullptr, parse_error, "parse error"));
         return;
     }
-    m_state->handle(message);
+    m_state->handle(*parsed);
 }
 
 void McpServer::drain() {

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/json_parse.hpp"
 #include "core/text.hpp"
 #include "dispatch/run_dir.hpp"
 
@@ -60,7 +61,7 @@ void print_run(const std::string& run_dir, const dispatch::Receipt& r, bool json
     auto report = read_report(run_dir);
     if (json) {
         nlohmann::ordered_json out;
-        out["receipt"] = nlohmann::ordered_json::parse(dispatch::receipt_to_json(r));
+        out["receipt"] = parse_ordered_json(dispatch::receipt_to_json(r)).value(); // always valid
         out["report"] = report ? nlohmann::ordered_json(*report) : nlohmann::ordered_json(nullptr);
         std::cout << out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
                   << '\n';

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_parse.hpp"
 #include "core/text.hpp"
 
 namespace sonata {
@@ -44,7 +45,7 @@ std::string decision_to_json(const Decision& d, const std::string& extra) {
     }
     j["warnings"] = d.warnings;
     if (!extra.empty()) {
-        const auto parsed = nlohmann::ordered_json::parse(extra);
+        const auto parsed = parse_ordered_json(extra).value(); // sonata's own, always valid
         for (const auto& [key, value] : parsed.items())
             j[key] = value;
     }

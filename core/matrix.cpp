@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <sys/stat.h>
 
+#include "core/json_parse.hpp"
 #include "core/text.hpp"
 
 namespace sonata {
@@ -227,17 +228,14 @@ std::string matrix_to_json(const Matrix& m) {
 }
 
 Result<Matrix> parse_matrix(const std::string& text, const std::string& source) {
-    if (!json_depth_within(text)) {
-        return fail(ExitCode::bad_data, source + ": not a valid matrix (nested deeper than " +
-                                            std::to_string(k_max_json_depth) + " levels)");
+    auto parsed = parse_ordered_json(text);
+    if (!parsed) {
+        const bool deep = parsed.error().fault == JsonFault::too_deep;
+        return fail(ExitCode::bad_data, source + ": not a valid matrix (" +
+                                            (deep ? "" : "JSON error: ") + parsed.error().message +
+                                            ")");
     }
-    json j;
-    try {
-        j = json::parse(text);
-    } catch (const json::exception& e) {
-        return fail(ExitCode::bad_data,
-                    source + ": not a valid matrix (JSON error: " + e.what() + ")");
-    }
+    const json& j = *parsed;
     if (!j.is_object() || !j.contains("schema") || !j.at("schema").is_number_integer()) {
         return fail(ExitCode::bad_data, source + ": not a sonata matrix (no integer 'schema')");
     }

@@ -17,6 +17,7 @@
 
 #include "core/config.hpp"
 #include "core/fs.hpp"
+#include "core/json_parse.hpp"
 
 namespace sonata {
 namespace {
@@ -264,12 +265,14 @@ std::string session_record_to_json(const SessionRecord& record) {
 }
 
 Result<SessionRecord> parse_session_record(std::string_view text, const std::string& source) {
-    const json doc = json::parse(text.begin(), text.end(), nullptr, false);
     const auto corrupt = [&](const std::string& what) {
         return fail(ExitCode::bad_data, source + ": corrupt session file (" + what +
                                             "); delete it and the next tool call rewrites it");
     };
-    if (doc.is_discarded()) return corrupt("not valid JSON");
+    auto parsed = parse_json(text);
+    if (!parsed && parsed.error().fault == JsonFault::too_deep) return corrupt("nested too deep");
+    if (!parsed) return corrupt("not valid JSON");
+    const json& doc = *parsed;
     if (!doc.is_object()) return corrupt("not a JSON object");
     SessionRecord record;
     const auto id = doc.find("session_id");

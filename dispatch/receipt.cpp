@@ -1,14 +1,19 @@
 // receipt.json: writing with a stable field order, reading with full validation.
 #include "dispatch/receipt.hpp"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
+#include <optional>
+#include <stdexcept>
+#include <type_traits>
 #include <utility>
 
 #include <nlohmann/json.hpp>
 
 #include "core/decision.hpp"
 #include "core/fs.hpp"
+#include "core/json_parse.hpp"
 #include "core/session.hpp"
 #include "core/text.hpp"
 #include "dispatch/run_dir.hpp"
@@ -33,18 +38,79 @@ constexpr std::array<std::pair<std::string_view, RunState>, 10> k_states{{
     {"lost", RunState::lost},
 }};
 
+/// A field that is missing or not of the type (and range) sonata writes there: thrown by the
+/// readers below, caught in parse_receipt.
+struct BadField : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+/// True when `v` holds a T as sonata writes it: no conversion, no narrowing.
+template <class T> bool holds(const json& v) {
+    if constexpr (std::is_same_v<T, bool>) {
+        return v.is_boolean();
+    } else if constexpr (std::is_integral_v<T>) {
+        if (v.is_number_unsigned()) return std::in_range<T>(v.get<std::uint64_t>());
+        return v.is_number_integer() && std::in_range<T>(v.get<std::int64_t>());
+    } else if constexpr (std::is_floating_point_v<T>) {
+        return v.is_number();
+    } else if constexpr (std::is_same_v<T, std::string>) {
+        return v.is_string();
+    } else {
+        static_assert(std::is_same_v<T, std::vector<std::string>>,
+                      "a receipt field of a new type: say in holds() what it must hold");
+        return v.is_array() &&
+               std::all_of(v.begin(), v.end(), [](const json& e) { return e.is_string(); });
+    }
+}
+
+template <class T> std::string expected_type() {
+    if constexpr (std::is_same_v<T, bool>) return "is not true or false";
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+        return "is not an integer in its range";
+    if constexpr (std::is_floating_point_v<T>) return "is not a number";
+    if constexpr (std::is_same_v<T, std::string>) return "is not a string";
+    return "is not an array of strings";
+}
+
+/// j[key], present and of type T.
+template <class T> T field(const json& j, const char* key) {
+    const auto found = j.find(key);
+    if (found == j.end()) throw BadField("'" + std::string(key) + "' is missing");
+    if (!holds<T>(*found)) throw BadField("'" + std::string(key) + "' " + expected_type<T>());
+    return found->get<T>();
+}
+
+/// j[key] where sonata writes null for "none".
+template <class T> std::optional<T> nullable(const json& j, const char* key) {
+    const auto found = j.find(key);
+    if (found != j.end() && found->is_null()) return std::nullopt;
+    return field<T>(j, key);
+}
+
 /// Reads one field strictly: present and of the type of `out`.
-template <class T> void take(const json& j, const char* key, T& out) { out = j.at(key).get<T>(); }
+template <class T> void take(const json& j, const char* key, T& out) { out = field<T>(j, key); }
 
 /// Reads a field added within schema 1 (absent from the first receipts): absent keeps `out`.
 template <class T> void take_added(const json& j, const char* key, T& out) {
     if (j.contains(key)) take(j, key, out);
 }
 
+/// j[key] as an array of objects (each then read with field()); absent is none when `added`.
+std::vector<json> objects(const json& j, const char* key, bool added = false) {
+    const auto found = j.find(key);
+    if (found == j.end() && added) return {};
+    if (found == j.end()) throw BadField("'" + std::string(key) + "' is missing");
+    if (!found->is_array() ||
+        !std::all_of(found->begin(), found->end(), [](const json& e) { return e.is_object(); }))
+        throw BadField("'" + std::string(key) + "' is not an array of objects");
+    return {found->begin(), found->end()};
+}
+
 /// The receipt's cost object; a source it does not know is an error, like any bad field.
 RunCost parse_cost(const json& j) {
+    if (!j.is_object()) throw BadField("'cost' is not an object");
     RunCost cost;
-    const std::string source = j.at("source").get<std::string>();
+    const auto source = field<std::string>(j, "source");
     bool known = false;
     for (const auto s :
          {CostSource::native, CostSource::reported, CostSource::estimated, CostSource::unknown}) {
@@ -53,13 +119,12 @@ RunCost parse_cost(const json& j) {
             known = true;
         }
     }
-    if (!known) throw json::other_error::create(501, "unknown cost source '" + source + "'", &j);
-    if (!j.at("value").is_null()) cost.usd = j.at("value").get<double>();
-    if (!j.at("input_tokens").is_null()) cost.input_tokens = j.at("input_tokens").get<long long>();
-    if (!j.at("output_tokens").is_null())
-        cost.output_tokens = j.at("output_tokens").get<long long>();
+    if (!known) throw BadField("unknown cost source '" + source + "'");
+    cost.usd = nullable<double>(j, "value");
+    cost.input_tokens = nullable<long long>(j, "input_tokens");
+    cost.output_tokens = nullable<long long>(j, "output_tokens");
     if (cost.source == CostSource::unknown && cost.usd)
-        throw json::other_error::create(501, "a cost of unknown source has a value", &j);
+        throw BadField("a cost of unknown source has a value");
     return cost;
 }
 
@@ -168,11 +233,12 @@ std::string receipt_to_json(const Receipt& r) {
 }
 
 Result<Receipt> parse_receipt(std::string_view text, const std::string& source) {
-    if (!json_depth_within(text, 8))
+    auto parsed_json = parse_ordered_json(text, {.max_depth = 8});
+    if (!parsed_json && parsed_json.error().fault == JsonFault::too_deep)
         return fail(ExitCode::bad_data, source + ": not a receipt (nested too deep)");
-    const json j = json::parse(text.begin(), text.end(), nullptr, false);
-    if (j.is_discarded() || !j.is_object())
+    if (!parsed_json || !parsed_json->is_object())
         return fail(ExitCode::bad_data, source + ": not a receipt (not a JSON object)");
+    const json& j = *parsed_json;
     Receipt r;
     try {
         take(j, "schema", r.schema);
@@ -201,25 +267,22 @@ Result<Receipt> parse_receipt(std::string_view text, const std::string& source) 
         take(j, "cwd", r.cwd);
         take(j, "prompt_channel", r.prompt_channel);
         take(j, "interactive", r.interactive);
-        for (const auto& p : j.at("relied_on")) {
-            r.relied_on.push_back({p.at("probe").get<std::string>(),
-                                   p.at("verdict").get<std::string>(),
-                                   p.at("key").get<std::string>()});
+        for (const auto& p : objects(j, "relied_on")) {
+            r.relied_on.push_back({field<std::string>(p, "probe"), field<std::string>(p, "verdict"),
+                                   field<std::string>(p, "key")});
         }
         take(j, "warnings", r.warnings);
         take(j, "started_at", r.started_at);
         take(j, "ended_at", r.ended_at);
-        if (!j.at("exit_code").is_null()) r.exit_code = j.at("exit_code").get<int>();
+        r.exit_code = nullable<int>(j, "exit_code");
         take(j, "term_signal", r.term_signal);
         take(j, "timed_out", r.timed_out);
         take(j, "prompt", r.prompt);
-        if (j.contains("approvals")) {
-            for (const auto& a : j.at("approvals")) {
-                r.approvals.push_back({a.at("card").get<std::string>(),
-                                       a.at("answer").get<std::string>(),
-                                       a.at("at").get<std::string>(),
-                                       a.contains("by") ? a.at("by").get<std::string>() : ""});
-            }
+        for (const auto& a : objects(j, "approvals", true)) {
+            Approval approval{field<std::string>(a, "card"), field<std::string>(a, "answer"),
+                              field<std::string>(a, "at")};
+            take_added(a, "by", approval.by);
+            r.approvals.push_back(std::move(approval));
         }
         take(j, "report_source", r.report_source);
         take(j, "degraded", r.degraded);
@@ -235,25 +298,22 @@ Result<Receipt> parse_receipt(std::string_view text, const std::string& source) 
         take_added(j, "tmux_server_start", r.tmux_server_start);
         take_added(j, "tmux_socket", r.tmux_socket);
         take_added(j, "resumed_from", r.resumed_from);
-        if (j.contains("attempts")) {
-            for (const auto& a : j.at("attempts"))
-                r.attempts.push_back({a.at("harness").get<std::string>(),
-                                      a.at("why").get<std::string>(),
-                                      a.value("run", std::string())});
+        for (const auto& a : objects(j, "attempts", true)) {
+            Attempt attempt{field<std::string>(a, "harness"), field<std::string>(a, "why")};
+            take_added(a, "run", attempt.run);
+            r.attempts.push_back(std::move(attempt));
         }
-        if (j.contains("max_budget_usd") && !j.at("max_budget_usd").is_null())
-            r.max_budget_usd = j.at("max_budget_usd").get<double>();
+        if (j.contains("max_budget_usd")) r.max_budget_usd = nullable<double>(j, "max_budget_usd");
         take_added(j, "budget_enforced", r.budget_enforced);
         if (j.contains("cost")) r.cost = parse_cost(j.at("cost"));
-        if (j.contains("retries")) {
-            for (const auto& t : j.at("retries")) {
-                Retry retry{t.at("why").get<std::string>(), {}, t.at("at").get<std::string>()};
-                if (!t.at("exit_code").is_null()) retry.exit_code = t.at("exit_code").get<int>();
-                r.retries.push_back(std::move(retry));
-            }
+        for (const auto& t : objects(j, "retries", true)) {
+            r.retries.push_back({field<std::string>(t, "why"), nullable<int>(t, "exit_code"),
+                                 field<std::string>(t, "at")});
         }
         take_added(j, "completion", r.completion);
         take_added(j, "queue_slot", r.queue_slot);
+    } catch (const BadField& e) {
+        return fail(ExitCode::bad_data, source + ": malformed receipt (" + e.what() + ")");
     } catch (const json::exception& e) {
         return fail(ExitCode::bad_data,
                     source + ": malformed receipt (" + std::string(e.what()) + ")");

@@ -3,7 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/text.hpp"
+#include "core/json_parse.hpp"
 
 namespace sonata::dispatch {
 namespace {
@@ -122,10 +122,12 @@ std::string plan_to_json(const RunPlan& plan) {
 }
 
 Result<RunPlan> parse_plan(std::string_view text, const std::string& source) {
-    if (!json_depth_within(text))
-        return fail(ExitCode::bad_data, source + ": nested too deeply to be a run plan");
-    const json j = json::parse(text, nullptr, false);
-    if (j.is_discarded() || !j.is_object())
+    const auto parsed = parse_json(text);
+    if (!parsed)
+        return fail(ExitCode::bad_data,
+                    source + ": not a run plan (" + parsed.error().message + ")");
+    const json& j = *parsed;
+    if (!j.is_object())
         return fail(ExitCode::bad_data, source + ": not a run plan (not a JSON object)");
     try {
         return plan_of(j);

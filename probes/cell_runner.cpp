@@ -10,6 +10,7 @@
 
 #include "adapters/support/planner.hpp"
 #include "core/fs.hpp"
+#include "core/json_parse.hpp"
 #include "core/text.hpp"
 #include "core/tmux.hpp"
 #include "dispatch/launch.hpp"
@@ -225,8 +226,8 @@ std::vector<adapters::FileToWrite> merged_over_planted(std::vector<adapters::Fil
     for (auto& file : files) {
         const auto planted = read_file_bounded(file.path, 1U << 20U);
         if (!planted) continue;
-        auto base = nlohmann::ordered_json::parse(*planted, nullptr, false);
-        const auto over = nlohmann::ordered_json::parse(file.content, nullptr, false);
+        auto base = parse_ordered_json(*planted).value_or(nullptr);
+        const auto over = parse_ordered_json(file.content).value_or(nullptr);
         if (!base.is_object() || !over.is_object()) continue;
         base.merge_patch(over);
         file.content = base.dump(2) + "\n";

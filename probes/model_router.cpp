@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "core/json_parse.hpp"
 #include "core/text.hpp"
 #include "probes/schema_sample.hpp"
 
@@ -163,16 +164,23 @@ Outcome Router::handle_model(const Protocol& protocol, std::string_view path, st
         outcome.reply = protocol.error(fault->status, "sonata model-server: injected fault");
         return outcome;
     }
-    if (!json_depth_within(body)) { // nlohmann recurses per level: this deep would overflow.
+    auto body_json = parse_json(body);
+    if (!body_json && body_json.error().fault == JsonFault::too_deep) {
         record.kind = "bad-request";
         outcome.reply = protocol.error(
             400, fmt::format("sonata model-server: request JSON nests deeper than {} levels",
                              k_max_json_depth));
         return outcome;
     }
+    if (!body_json) {
+        record.kind = "bad-request";
+        outcome.reply = protocol.error(400, "sonata model-server: unreadable request: " +
+                                                body_json.error().message);
+        return outcome;
+    }
     ParsedRequest parsed;
     try {
-        parsed = protocol.parse(json::parse(body), path);
+        parsed = protocol.parse(*body_json, path);
     } catch (const json::exception& e) {
         record.kind = "bad-request";
         outcome.reply = protocol.error(

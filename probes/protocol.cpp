@@ -1,6 +1,8 @@
 // Helpers shared by the wire protocols of the scripted model server.
 #include "probes/protocol.hpp"
 
+#include "core/json_parse.hpp"
+
 namespace sonata::probes::wire {
 
 using nlohmann::json;
@@ -55,7 +57,7 @@ std::string string_at(const json& object, std::string_view key) {
 }
 
 json parse_arguments(std::string_view arguments_json) {
-    auto parsed = json::parse(arguments_json, nullptr, false);
+    auto parsed = parse_json(arguments_json).value_or(nullptr);
     return parsed.is_object() ? parsed : json::object();
 }
 

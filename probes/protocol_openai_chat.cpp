@@ -2,6 +2,7 @@
 // lines ending with `data: [DONE]`) or one JSON completion. Chunk order, as measured: a role chunk,
 // then the tool call's id and name, then its arguments (or one content chunk), then finish_reason,
 // then a usage chunk with no choices when stream_options.include_usage asks for it.
+#include "core/json_parse.hpp"
 #include "probes/protocol.hpp"
 
 namespace sonata::probes::wire {
@@ -95,7 +96,7 @@ public:
         // check) offer one tool, respond_in_schema, and take its JSON as text too.
         if (req.facts.tools.size() == 1 && req.facts.tools.front().name == "respond_in_schema") {
             req.kind = RequestKind::structured;
-            req.schema = json::parse(req.facts.tools.front().schema_json, nullptr, false);
+            req.schema = parse_json(req.facts.tools.front().schema_json).value_or(nullptr);
             if (!req.schema.is_object()) req.schema = json::object();
         }
         return req;

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/fs.hpp"
+#include "core/json_parse.hpp"
 #include "core/text.hpp"
 #include "dispatch/contract.hpp"
 #include "probes/schema_sample.hpp"
@@ -328,7 +329,7 @@ std::string agent_for(const adapters::ToolVocabulary& v, const OfferedTool* offe
     json field;
     std::string texts = offered ? offered->description : "";
     if (offered && !offered->schema_json.empty()) {
-        const auto schema = json::parse(offered->schema_json, nullptr, false);
+        const auto schema = parse_json(offered->schema_json).value_or(nullptr);
         const auto properties =
             schema.is_object() ? schema.value("properties", json::object()) : json::object();
         if (properties.is_object() && !properties.empty()) {
@@ -387,7 +388,7 @@ std::pair<Choice, json> tool_and_args(const Intent& intent, const ScriptContext&
     }
     case IntentKind::shell:
         if (!v.shell_args_json.empty()) {
-            args = json::parse(v.shell_args_json, nullptr, false);
+            args = parse_json(v.shell_args_json).value_or(nullptr);
             if (!args.is_object()) args = json::object();
         }
         args[field_or(v.shell_command_field, "command")] = intent.command;
@@ -400,7 +401,7 @@ std::pair<Choice, json> tool_and_args(const Intent& intent, const ScriptContext&
         if (const auto agent = agent_for(v, delegate.offered); !agent.empty())
             args[v.delegate_agent_field] = agent;
         if (!v.delegate_envelope.empty() && delegate.name == v.delegate_envelope_tool) {
-            auto envelope = json::parse(v.delegate_envelope, nullptr, false);
+            auto envelope = parse_json(v.delegate_envelope).value_or(nullptr);
             if (envelope.is_object()) {
                 auto& inner = envelope["arguments"];
                 if (!inner.is_object()) inner = json::object();
@@ -548,7 +549,7 @@ Move tool_move(const std::string& track, const Intent& intent, int step,
                const ScriptContext& context, const ConversationFacts& facts) {
     auto [choice, args] = tool_and_args(intent, context, facts);
     if (!intent.args_json.empty()) {
-        const auto extra = json::parse(intent.args_json, nullptr, false); // Checked when parsed.
+        const auto extra = parse_json(intent.args_json).value_or(nullptr); // Checked when parsed.
         if (extra.is_object()) args.update(extra);
     }
     if (intent.kind == IntentKind::call_tool) {
@@ -564,8 +565,8 @@ Move tool_move(const std::string& track, const Intent& intent, int step,
     move.tool_offered = choice.offered != nullptr;
     move.tool_kind = choice.offered ? choice.offered->kind : "function";
     if (choice.offered && !choice.offered->schema_json.empty()) {
-        const auto schema = json::parse(choice.offered->schema_json, nullptr, false);
-        if (!schema.is_discarded()) args = fill_required(std::move(args), schema);
+        const auto schema = parse_json(choice.offered->schema_json);
+        if (schema) args = fill_required(std::move(args), *schema);
     }
     move.arguments_json = args.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     move.call_id = fmt::format("sonata_{}_{}", track_tag(track), step);
@@ -588,7 +589,7 @@ std::optional<Move> retry_move(const std::string& track_name, const Track& track
         return std::nullopt;
     Move retry = tool_move(track_name, before, step - 1, context, facts);
     const auto fixed = corrected(before, context.vocabulary,
-                                 json::parse(retry.arguments_json, nullptr, false), *result);
+                                 parse_json(retry.arguments_json).value_or(nullptr), *result);
     if (!fixed) return std::nullopt;
     retry.arguments_json = fixed->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     retry.call_id += k_retry_suffix;
@@ -714,17 +715,16 @@ std::string_view to_string(IntentKind kind) {
 }
 
 Result<Script> parse_script(std::string_view json_text) {
-    if (!json_depth_within(json_text)) {
+    auto parsed = parse_json(json_text);
+    if (!parsed && parsed.error().fault == JsonFault::too_deep) {
         return fail(ExitCode::bad_data,
                     fmt::format("script: JSON nests deeper than {} levels", k_max_json_depth));
     }
-    json root;
-    try {
-        root = json::parse(json_text);
-    } catch (const json::parse_error& e) {
-        return fail(ExitCode::bad_data,
-                    fmt::format("script: not valid JSON (byte {}): {}", e.byte, e.what()));
+    if (!parsed) {
+        return fail(ExitCode::bad_data, fmt::format("script: not valid JSON (byte {}): {}",
+                                                    parsed.error().byte, parsed.error().message));
     }
+    const json& root = *parsed;
     if (!root.is_object())
         return fail(ExitCode::bad_data, "script: the top level must be an object");
     return parse_script_json(root);

@@ -10,6 +10,7 @@
 
 #include "adapters/support/project_files.hpp"
 #include "adapters/support/relies.hpp"
+#include "core/json_parse.hpp"
 
 namespace sonata::adapters {
 namespace {
@@ -148,7 +149,7 @@ RunCost GeminiFamily::run_cost(const std::string&, const std::string&,
     std::map<std::string, std::pair<long long, long long>> turns;
     for (std::size_t at = 0; at < text.size();) {
         const auto end = std::min(text.find('\n', at), text.size());
-        const auto line = nlohmann::json::parse(text.substr(at, end - at), nullptr, false);
+        const auto line = parse_json(std::string_view(text).substr(at, end - at)).value_or(nullptr);
         at = end + 1;
         if (!line.is_object()) continue;
         const auto type = line.find("type");

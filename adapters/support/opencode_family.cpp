@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "adapters/support/project_files.hpp"
+#include "core/json_parse.hpp"
 
 namespace sonata::adapters::opencode_family {
 namespace {
@@ -20,9 +21,8 @@ std::vector<Json> run_events(const std::string& out) {
     for (std::size_t at = 0; at < out.size();) {
         const auto end = std::min(out.find('\n', at), out.size());
         if (out[at] == '{') {
-            auto e = Json::parse(out.begin() + static_cast<long>(at),
-                                 out.begin() + static_cast<long>(end), nullptr, false);
-            if (!e.is_discarded() && e.is_object() && e.contains("type")) events.push_back(e);
+            auto e = parse_ordered_json(std::string_view(out).substr(at, end - at));
+            if (e && e->is_object() && e->contains("type")) events.push_back(std::move(*e));
         }
         at = end + 1;
     }
@@ -52,10 +52,10 @@ std::string text_of(const Json& message) {
 std::string check_export_unguarded(const std::string& exported, const std::string& session,
                                    const std::string& task) {
     const auto brace = exported.find('{');
-    const Json doc = brace == std::string::npos
-                         ? Json()
-                         : Json::parse(exported.begin() + static_cast<long>(brace), exported.end(),
-                                       nullptr, false);
+    const Json doc =
+        brace == std::string::npos
+            ? Json()
+            : parse_ordered_json(std::string_view(exported).substr(brace)).value_or(nullptr);
     if (doc.is_discarded() || !doc.is_object() || !doc.contains("messages") ||
         !doc["messages"].is_array() || !doc.contains("info") || !doc["info"].is_object()) {
         return "opencode export printed no session";
@@ -227,8 +227,8 @@ Result<EndpointInjection> inject(const Invocation& inv, const EndpointSpec& endp
     auto& env = out.invocation.env;
     Json config = Json::object();
     if (const auto it = env.find(names.config_env); it != env.end()) {
-        config = Json::parse(it->second, nullptr, false);
-        if (config.is_discarded() || !config.is_object()) {
+        config = parse_ordered_json(it->second).value_or(nullptr);
+        if (!config.is_object()) {
             return fail(ExitCode::failure,
                         "internal error: the opencode mapping set malformed JSON in " +
                             std::string(names.config_env));

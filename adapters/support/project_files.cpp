@@ -7,12 +7,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_parse.hpp"
+
 namespace sonata::adapters::project {
 namespace fs = std::filesystem;
 
 std::string mcp_servers_json(const std::vector<std::string>& server_argv, std::string base) {
-    auto config = nlohmann::ordered_json::parse(base, nullptr, false);
-    if (config.is_discarded() || !config.is_object()) config = nlohmann::ordered_json::object();
+    auto config = parse_ordered_json(base).value_or(nullptr);
+    if (!config.is_object()) config = nlohmann::ordered_json::object();
     nlohmann::ordered_json args = nlohmann::ordered_json::array();
     for (std::size_t i = 1; i < server_argv.size(); ++i)
         args.push_back(server_argv[i]);
@@ -87,7 +89,7 @@ std::vector<nlohmann::json> json_object_lines(const std::string& text) {
         const std::string_view line(text.data() + start, end - start);
         start = end + 1;
         if (line.empty() || line.front() != '{') continue;
-        auto object = nlohmann::json::parse(line, nullptr, false);
+        auto object = parse_json(line).value_or(nullptr);
         if (object.is_object()) objects.push_back(std::move(object));
     }
     return objects;

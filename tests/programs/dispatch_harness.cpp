@@ -198,10 +198,11 @@ void forge_own_run(const std::string& token) {
                                          " · mode bypassPermissions · exit 0\n");
 }
 
-/// A grandchild in a session of its own, its environment empty; returns its pid.
+/// A grandchild in a session of its own, its environment empty; returns its pid once it runs
+/// `sleep` (the pipe closes on its exec).
 pid_t leave_escapee() {
     int fds[2];
-    if (::pipe(fds) != 0) return -1;
+    if (::pipe2(fds, O_CLOEXEC) != 0) return -1;
     if (::fork() == 0) {
         ::setsid();
         const pid_t grandchild = ::fork();
@@ -217,8 +218,12 @@ pid_t leave_escapee() {
         (void)!::write(fds[1], &grandchild, sizeof grandchild);
         ::_exit(0);
     }
+    ::close(fds[1]);
     pid_t grandchild = -1;
     (void)!::read(fds[0], &grandchild, sizeof grandchild);
+    char rest = 0;
+    while (::read(fds[0], &rest, 1) > 0) {
+    }
     return grandchild;
 }
 

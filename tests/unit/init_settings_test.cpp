@@ -236,7 +236,7 @@ TEST(ProjectConfigTemplate, EveryCommentedSettingIsAcceptedAndShowsTheDefault) {
             ++settings;
         }
     }
-    EXPECT_EQ(settings, 14);
+    EXPECT_EQ(settings, 12);
     auto config = parse_config(uncommented, "sonata.toml");
     ASSERT_TRUE(config) << config.error().message << "\n" << uncommented;
     const Config defaults;
