@@ -14,20 +14,27 @@
 namespace sonata {
 namespace {
 
-/// Every numeric entry of /proc with its parent, read once.
+/// Every process with its parent, read once.
 std::map<int, int> parents() {
     std::map<int, int> parent;
-    std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
-        const std::string name = entry.path().filename().string();
-        if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-        const int pid = std::stoi(name);
+    for (const int pid : all_processes())
         if (const auto up = parent_of(pid)) parent[pid] = *up;
-    }
     return parent;
 }
 
 } // namespace
+
+std::vector<int> all_processes() {
+    std::vector<int> pids;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+        const std::string name = entry.path().filename().string();
+        if (!name.empty() && name.size() < 10 &&
+            name.find_first_not_of("0123456789") == std::string::npos)
+            pids.push_back(std::stoi(name));
+    }
+    return pids;
+}
 
 std::optional<int> parent_of(int pid) {
     const auto fields = proc_stat_fields(pid);

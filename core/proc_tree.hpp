@@ -8,6 +8,9 @@
 
 namespace sonata {
 
+/// Every process /proc lists, by pid.
+std::vector<int> all_processes();
+
 /// The parent of `pid` (/proc stat field 4); nullopt when the process is gone.
 std::optional<int> parent_of(int pid);
 

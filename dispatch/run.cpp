@@ -124,12 +124,8 @@ private:
 int verified_supervisor(const Receipt& r, const RunDirectory& dir) {
     if (!dir.supervised()) return 0;
     if (is_supervisor_of(r.supervisor_pid, dir.path())) return r.supervisor_pid;
-    std::error_code ec;
-    for (const auto& entry : fs::directory_iterator("/proc", ec)) {
-        const std::string name = entry.path().filename().string();
-        if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-        if (is_supervisor_of(std::stoi(name), dir.path())) return std::stoi(name);
-    }
+    for (const int pid : all_processes())
+        if (is_supervisor_of(pid, dir.path())) return pid;
     return 0;
 }
 

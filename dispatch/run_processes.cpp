@@ -33,13 +33,8 @@ bool ours(int pid) {
 /// Every process but this one that carries run `run_id`'s marker and passes `also`.
 template <class Also> std::vector<int> marked_processes(const std::string& run_id, Also also) {
     std::vector<int> pids;
-    std::error_code ec;
-    for (const auto& entry : fs::directory_iterator("/proc", ec)) {
-        const std::string name = entry.path().filename().string();
-        if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-        const int pid = std::stoi(name);
+    for (const int pid : all_processes())
         if (pid != ::getpid() && also(pid) && carries_marker(pid, run_id)) pids.push_back(pid);
-    }
     return pids;
 }
 
