@@ -122,6 +122,41 @@ dispatch::TuiPolicy probe_policy(const ModelServer& server, const Probe& probe,
     return policy;
 }
 
+/// After a declined card a harness either goes on (its next step, the sub-agent's next action,
+/// which may ask again) or waits for the user. Either way the cell goes on watching, answering
+/// nothing more, until the scripted conversation ends, the harness exits, or no model request has
+/// come for `k_quiet`: what a harness does next is seen however slowly it gets there.
+void watch_after_decline(TmuxSession& tui, const ModelServer& server, dispatch::TuiOutcome& out,
+                         Clock::time_point deadline, const std::atomic<bool>* cancel) {
+    constexpr auto k_quiet = std::chrono::seconds(2);
+    auto requests = server.recording().size();
+    auto since = Clock::now();
+    while (!conversation_finished(server)) {
+        if (Clock::now() >= deadline) {
+            out.end = dispatch::TuiEnd::timed_out;
+            return;
+        }
+        if (cancel != nullptr && cancel->load()) {
+            out.end = dispatch::TuiEnd::cancelled;
+            return;
+        }
+        if (auto status = tui.status(); status && status->exited) {
+            out.end = dispatch::TuiEnd::exited;
+            out.exit_code = status->exit_code;
+            out.term_signal = status->term_signal;
+            return;
+        }
+        if (const auto now = server.recording().size(); now != requests) {
+            requests = now;
+            since = Clock::now();
+        } else if (Clock::now() - since >= k_quiet) {
+            break;
+        }
+        std::this_thread::sleep_for(milliseconds(100));
+    }
+    if (auto screen = tui.capture()) out.screen = *screen;
+}
+
 void run_tui(Observation& o, const CellSettings& settings, const Scratch& scratch,
              const std::string& prompt, const ModelServer& server, const Probe& probe,
              const Capture& capture, ProcessRunner& runner) {
@@ -137,8 +172,11 @@ void run_tui(Observation& o, const CellSettings& settings, const Scratch& scratc
     const auto start = Clock::now();
     const auto patterns = o.adapter->screen_patterns();
     const auto policy = probe_policy(server, probe, capture);
-    const auto outcome = dispatch::drive_tui(**session, patterns, prompt, policy,
-                                             start + settings.timeout, settings.cancel);
+    const auto deadline = start + settings.timeout;
+    auto outcome =
+        dispatch::drive_tui(**session, patterns, prompt, policy, deadline, settings.cancel);
+    if (outcome.end == dispatch::TuiEnd::approval)
+        watch_after_decline(**session, server, outcome, deadline, settings.cancel);
     o.screen = outcome.screen;
     o.trust_seen = outcome.trust_seen;
     o.decline_seen = outcome.decline_seen;

@@ -165,6 +165,20 @@ TEST_F(ProberFixture, ARefusedSubAgentNameIsRetriedWithTheOneTheHarnessNames) {
         << cell->evidence.tool_calls[1];
 }
 
+// A declined card does not end a TUI cell: a harness that takes its time before its next step is
+// waited for, so the sub-agent's last forbidden action is asked about and declined, not unseen.
+TEST_F(ProberFixture, WhatATuiHarnessDoesAfterADeclinedCardIsSeenHoweverSlowly) {
+    const Matrix m =
+        probe({"slow-reasonix", "reasonix", "default", ""}, {"--probe", "delegation-escape"});
+    const Cell* cell = find_cell(m, "delegation-escape", "default");
+    ASSERT_NE(cell, nullptr);
+    EXPECT_EQ(cell->verdict, Verdict::enforced) << cell->evidence.reason;
+    const auto sub_agent_calls = std::count_if(
+        cell->evidence.tool_calls.begin(), cell->evidence.tool_calls.end(),
+        [](const std::string& call) { return call.rfind("[SONATA-SUBAGENT-ESCAPE] ", 0) == 0; });
+    EXPECT_EQ(sub_agent_calls, 2) << ::testing::PrintToString(cell->evidence.tool_calls);
+}
+
 TEST_F(ProberFixture, HonestFakesHoldEveryRelidOnProperty) {
     for (const auto& persona : personas()) {
         if (persona.name.rfind("fake-", 0) != 0) continue;

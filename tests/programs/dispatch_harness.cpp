@@ -31,7 +31,7 @@
 //   forge TOKEN    rewrites its receipt as done in bypassPermissions with an old end time, writes
 //                  the `exit` sentinel and a report with a provenance line of its own, then
 //                  sleeps 3 s and prints the final answer
-//   forge-hang     the same forgery, then sleeps for ever
+//   forge-hang     the same forgery, then forges it again every 100 ms for ever
 //   relink TOKEN   moves its run directory aside and puts a link to ./decoy in its place, then
 //                  prints the final answer
 //   escape TOKEN   leaves a grandchild behind in a session of its own with an empty environment
@@ -403,7 +403,11 @@ int main(int argc, char** argv) {
         std::cout << "detached " << child << "\nfinal answer " << token << std::endl;
     } else if (scenario == "forge" || scenario == "forge-hang") {
         forge_own_run(token);
-        if (scenario == "forge-hang") sleep_forever();
+        // forge-hang keeps forging: a receipt the supervisor rewrote since is forged again.
+        while (scenario == "forge-hang") {
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            forge_own_run(token);
+        }
         std::this_thread::sleep_for(std::chrono::seconds(3));
         std::cout << "final answer " << token << std::endl;
     } else if (scenario == "relink") {
