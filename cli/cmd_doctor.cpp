@@ -254,6 +254,10 @@ struct Doctor {
             if (id.find('<') != std::string::npos) continue; // a profile family, not a harness
             const auto s = adapters::detect_harness(*adapter, id, config, context.env, *runner);
             if (!s.installed) continue;
+            if (!s.cannot_run.empty()) {
+                add({"harness " + id, Status::warning, s.path + ": " + s.cannot_run});
+                continue;
+            }
             if (s.version.empty()) {
                 add({"harness " + id, Status::warning,
                      s.path + ": its version could not be read (" + s.note + ")"});

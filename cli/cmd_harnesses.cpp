@@ -27,6 +27,8 @@ Result<int> run_harnesses(bool json, const Context& context) {
                             {"path", s.path},
                             {"version", s.version},
                             {"protocol", adapters::to_string(adapter->protocol())},
+                            {"runs_here", s.installed && s.cannot_run.empty()},
+                            {"path_first", s.path_first},
                             {"note", s.note}});
         } else {
             std::cout << fmt::format(

@@ -90,7 +90,7 @@ Result<std::vector<probes::ProbeTargetHarness>> targets(const ProbeArgs& args, c
         Config local = config;
         if (bins->count(id)) local.harnesses[id].path = bins->at(id);
         const auto status = adapters::detect_harness(**adapter, id, local, context.env, *runner);
-        if (!status.installed) {
+        if (!status.installed || !status.cannot_run.empty()) {
             std::cerr << "sonata: skip " << id << ": " << status.note << '\n';
             continue;
         }
@@ -99,7 +99,8 @@ Result<std::vector<probes::ProbeTargetHarness>> targets(const ProbeArgs& args, c
                       << "; probing it as version \"\"\n";
         const auto* configured = config.harness(id);
         out.push_back({*adapter, id, status.path, status.version,
-                       configured != nullptr ? configured->args : std::vector<std::string>{}});
+                       configured != nullptr ? configured->args : std::vector<std::string>{},
+                       status.path_first});
     }
     return out;
 }

@@ -34,7 +34,10 @@ struct Invocation {
     std::vector<std::string> argv;
     std::map<std::string, std::string> env; ///< Set in the child's environment.
     std::vector<std::string> env_unset;     ///< Removed from the child's environment.
-    std::string cwd;                        ///< Empty: the caller's working directory.
+    /// A directory put first on the child's PATH: the runtime the harness needs (a newer Node.js
+    /// than PATH's, from sonata's harness cache); empty for none.
+    std::string path_first;
+    std::string cwd; ///< Empty: the caller's working directory.
     PromptChannel prompt = PromptChannel::argument;
     bool interactive = false; ///< true: TUI in tmux on sonata's own socket; false: headless.
     ReportSource report = ReportSource::stdout_text;

@@ -33,6 +33,7 @@ std::string decision_to_json(const Decision& d, const std::string& extra) {
         j["argv"] = inv.argv;
         j["env"] = inv.env;
         j["env_unset"] = inv.env_unset;
+        if (!inv.path_first.empty()) j["path_first"] = inv.path_first;
         j["cwd"] = inv.cwd;
         j["prompt"] = to_string(inv.prompt);
         j["interactive"] = inv.interactive;
@@ -70,6 +71,7 @@ std::string decision_to_text(const Decision& d) {
         for (const auto& [k, v] : inv.env)
             out += "  env: " + k + "=" + display_arg(v) + "\n";
         if (!inv.env_unset.empty()) out += "  unset: " + join(inv.env_unset, " ") + "\n";
+        if (!inv.path_first.empty()) out += "  PATH first: " + display_arg(inv.path_first) + "\n";
         out += "  prompt: " + std::string(to_string(inv.prompt)) + ", " +
                (inv.interactive ? "interactive TUI in tmux" : "headless") + ", report from " +
                std::string(to_string(inv.report)) + "\n";

@@ -136,4 +136,26 @@ bool json_depth_within(std::string_view json, std::size_t limit) {
     return true;
 }
 
+std::string trimmed(std::string_view text) {
+    const auto first = text.find_first_not_of(" \t\r\n");
+    if (first == std::string_view::npos) return {};
+    const auto last = text.find_last_not_of(" \t\r\n");
+    return std::string(text.substr(first, last - first + 1));
+}
+
+std::vector<unsigned long> version_numbers(std::string_view text) {
+    std::vector<unsigned long> numbers;
+    std::size_t at = 0;
+    while (at < text.size() && std::isdigit(static_cast<unsigned char>(text[at])) != 0) {
+        unsigned long n = 0;
+        while (at < text.size() && std::isdigit(static_cast<unsigned char>(text[at])) != 0 &&
+               n < 100'000'000UL)
+            n = n * 10 + static_cast<unsigned long>(text[at++] - '0');
+        numbers.push_back(n);
+        if (at >= text.size() || text[at] != '.') break;
+        ++at;
+    }
+    return numbers;
+}
+
 } // namespace sonata

@@ -34,6 +34,13 @@ std::string replace_all(std::string text, std::string_view from, std::string_vie
 /// goes through it before it reaches a terminal.
 std::string terminal_safe(std::string_view text);
 
+/// `text` without the spaces, tabs and line ends around it.
+std::string trimmed(std::string_view text);
+
+/// "1.2.3-beta" → {1, 2, 3}: the dot-separated numbers a version starts with; empty when it does
+/// not start with a digit. Compared as vectors, they order versions.
+std::vector<unsigned long> version_numbers(std::string_view text);
+
 /// The last `lines` lines of `text` (all of it when it has fewer); a final newline ends a line.
 std::string tail_lines(const std::string& text, std::size_t lines);
 

@@ -1,6 +1,8 @@
 // Environment, prompt delivery and tmux spec of a planned invocation.
 #include "dispatch/launch.hpp"
 
+#include "core/node_runtime.hpp"
+
 namespace sonata::dispatch {
 
 Environment child_environment(const Environment& base, const Invocation& invocation) {
@@ -9,6 +11,7 @@ Environment child_environment(const Environment& base, const Invocation& invocat
         env[key] = value;
     for (const auto& name : invocation.env_unset)
         env.erase(name);
+    put_first_on_path(env, invocation.path_first);
     return env;
 }
 

@@ -81,6 +81,10 @@ RunPlan plan_of(const json& j) {
     if (inv.argv.empty() || inv.argv.front().empty()) throw BadField{"argv"};
     inv.env = variables_of(j, "env");
     inv.env_unset = texts_of(j, "env_unset");
+    if (j.contains("path_first")) {
+        inv.path_first = text_of(j, "path_first");
+        if (!inv.path_first.empty() && inv.path_first.front() != '/') throw BadField{"path_first"};
+    }
     inv.interactive = flag_of(j, "interactive");
     const bool stdin_prompt = flag_of(j, "prompt_stdin");
     inv.prompt = inv.interactive ? PromptChannel::tmux_keys
@@ -104,20 +108,21 @@ RunPlan plan_of(const json& j) {
 
 std::string plan_to_json(const RunPlan& plan) {
     const Invocation& inv = plan.invocation;
-    const json j = {{"harness", plan.harness},
-                    {"argv", inv.argv},
-                    {"env", inv.env},
-                    {"env_unset", inv.env_unset},
-                    {"cwd", plan.cwd},
-                    {"prompt_stdin", inv.prompt == PromptChannel::stdin_pipe},
-                    {"interactive", inv.interactive},
-                    {"report", to_string(inv.report)},
-                    {"timeout_s", plan.limits.timeout.count()},
-                    {"stall_s", plan.limits.stall.count()},
-                    {"log_cap", plan.limits.log_cap},
-                    {"max_concurrent", plan.limits.max_concurrent},
-                    {"slots_dir", plan.limits.slots_dir},
-                    {"completion_timeout_s", plan.limits.completion_timeout.count()}};
+    json j = {{"harness", plan.harness},
+              {"argv", inv.argv},
+              {"env", inv.env},
+              {"env_unset", inv.env_unset},
+              {"cwd", plan.cwd},
+              {"prompt_stdin", inv.prompt == PromptChannel::stdin_pipe},
+              {"interactive", inv.interactive},
+              {"report", to_string(inv.report)},
+              {"timeout_s", plan.limits.timeout.count()},
+              {"stall_s", plan.limits.stall.count()},
+              {"log_cap", plan.limits.log_cap},
+              {"max_concurrent", plan.limits.max_concurrent},
+              {"slots_dir", plan.limits.slots_dir},
+              {"completion_timeout_s", plan.limits.completion_timeout.count()}};
+    if (!inv.path_first.empty()) j["path_first"] = inv.path_first;
     return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 

@@ -29,6 +29,7 @@
 #include "core/fs.hpp"
 #include "core/proc_tree.hpp"
 #include "core/session.hpp"
+#include "core/text.hpp"
 #include "core/tmux.hpp"
 #include "dispatch/approval_channel.hpp"
 #include "dispatch/contract.hpp"
@@ -141,12 +142,6 @@ private:
         g_cancel.store(true);
     }
 };
-
-std::string trimmed(const std::string& text) {
-    const auto first = text.find_first_not_of(" \t\r\n");
-    if (first == std::string::npos) return {};
-    return text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1);
-}
 
 /// How the harness ended, in the terms the report rules take.
 struct HarnessEnd {

@@ -243,6 +243,7 @@ Result<Invocation> plan_invocation(const CellJob& job, const CellSettings& setti
     request.parent_mode = job.mode;
     request.role = Role{job.role == RoleKind::write ? "write" : "read-only", job.role, {}, {}};
     request.executable = job.executable;
+    request.path_first = job.path_first;
     request.version = job.version;
     request.resume_session = resume;
     request.host = adapters::detect_host();

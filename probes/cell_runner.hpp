@@ -19,6 +19,7 @@ struct CellJob {
     const adapters::Adapter* adapter = nullptr;
     std::string harness_id;
     std::string executable; ///< Absolute path of the harness binary.
+    std::string path_first; ///< The runtime it needs first on its PATH (HarnessStatus).
     std::string version;
     Mode mode = Mode::plan;
     RoleKind role = RoleKind::read_only;

@@ -51,6 +51,7 @@ Result<std::vector<CellJob>> plan_cells(const ProbeTargetHarness& harness,
         request.parent_mode = mode;
         request.role = Role{role == RoleKind::write ? "write" : "read-only", role, {}, {}};
         request.executable = harness.path;
+        request.path_first = harness.path_first;
         request.version = harness.version;
         request.host = adapters::detect_host();
         request.extra_args = harness.extra_args;
@@ -65,6 +66,7 @@ Result<std::vector<CellJob>> plan_cells(const ProbeTargetHarness& harness,
             jobs.push_back(CellJob{.adapter = harness.adapter,
                                    .harness_id = harness.id,
                                    .executable = harness.path,
+                                   .path_first = harness.path_first,
                                    .version = harness.version,
                                    .mode = mode,
                                    .role = role,

@@ -18,6 +18,7 @@ struct ProbeTargetHarness {
     std::string path;
     std::string version;
     std::vector<std::string> extra_args; ///< The configured `args`, as `sonata plan` adds them.
+    std::string path_first; ///< The runtime it needs first on its PATH, as a dispatch puts it.
 };
 
 /// The cells sonata uses for one harness: for each (mode, role) whose mapping runs, every probe the

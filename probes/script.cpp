@@ -200,13 +200,6 @@ Result<Script> parse_script_json(const json& root) {
 
 // --- resolution -------------------------------------------------------------------------------
 
-std::string trimmed(std::string_view text) {
-    const auto first = text.find_first_not_of(" \t\r\n");
-    if (first == std::string_view::npos) return "";
-    const auto last = text.find_last_not_of(" \t\r\n");
-    return std::string(text.substr(first, last - first + 1));
-}
-
 const OfferedTool* find_offered(const ConversationFacts& facts, std::string_view name) {
     for (const auto& tool : facts.tools) {
         if (tool.name == name) return &tool;

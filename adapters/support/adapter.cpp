@@ -5,6 +5,8 @@
 #include <regex>
 #include <vector>
 
+#include "core/text.hpp"
+
 namespace sonata::adapters {
 
 std::string_view to_string(WireProtocol protocol) {
@@ -21,26 +23,6 @@ std::string_view to_string(WireProtocol protocol) {
 std::vector<std::string> Adapter::install_dirs() const {
     return {"~/.local/bin", "~/.npm-global/bin", "/usr/local/bin", "~/bin"};
 }
-
-namespace {
-
-/// "1.2.3-beta" → {1, 2, 3}; empty when it does not start with a number.
-std::vector<unsigned long> version_numbers(std::string_view text) {
-    std::vector<unsigned long> numbers;
-    std::size_t at = 0;
-    while (at < text.size() && std::isdigit(static_cast<unsigned char>(text[at])) != 0) {
-        unsigned long n = 0;
-        while (at < text.size() && std::isdigit(static_cast<unsigned char>(text[at])) != 0 &&
-               n < 100'000'000UL)
-            n = n * 10 + static_cast<unsigned long>(text[at++] - '0');
-        numbers.push_back(n);
-        if (at >= text.size() || text[at] != '.') break;
-        ++at;
-    }
-    return numbers;
-}
-
-} // namespace
 
 bool version_within(std::string_view version, const VersionRange& range) {
     const auto v = version_numbers(version);

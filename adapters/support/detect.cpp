@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "core/fs.hpp"
+#include "core/node_runtime.hpp"
 
 namespace sonata::adapters {
 namespace {
@@ -67,17 +68,13 @@ private:
 } // namespace
 
 std::string harness_cache_bin(const Environment& env) {
-    if (const auto cache = env.find("SONATA_HARNESS_CACHE");
-        cache != env.end() && !cache->second.empty())
-        return cache->second + "/bin";
-    const auto home = env.find("HOME");
-    if (home == env.end() || home->second.empty()) return {};
-    return home->second + "/.cache/sonata/harnesses/bin";
+    const std::string cache = harness_cache_dir(env);
+    return cache.empty() ? cache : cache + "/bin";
 }
 
 HarnessStatus locate_harness(const Adapter& adapter, const std::string& id, const Config& config,
                              const Environment& env) {
-    HarnessStatus status{id, false, {}, {}, {}};
+    HarnessStatus status{id, false, {}, {}, {}, {}, {}};
     if (const HarnessConfig* configured = config.harness(id);
         configured && !configured->path.empty()) {
         status.path = configured->path;
@@ -118,16 +115,32 @@ HarnessStatus locate_harness(const Adapter& adapter, const std::string& id, cons
     return status;
 }
 
+void provide_runtime(HarnessStatus& status, const Environment& env, ProcessRunner& runner) {
+    if (!status.installed) return;
+    const auto need = node_need(status.path);
+    if (!need) return;
+    const NodeChoice choice = choose_node(*need, env, runner);
+    status.path_first = choice.path_first;
+    if (choice.unmet.empty()) return;
+    status.version = need->package_version;
+    status.cannot_run = status.id +
+                        (need->package_version.empty() ? "" : " " + need->package_version) + " " +
+                        choice.unmet;
+    status.note = status.cannot_run;
+}
+
 HarnessStatus detect_harness(const Adapter& adapter, const std::string& id, const Config& config,
                              const Environment& env, ProcessRunner& runner) {
     HarnessStatus status = locate_harness(adapter, id, config, env);
-    if (!status.installed) return status;
+    provide_runtime(status, env, runner);
+    if (!status.installed || !status.cannot_run.empty()) return status;
     ProcessRequest request;
     request.argv = {status.path};
     for (const auto& arg : adapter.version_args())
         request.argv.push_back(arg);
     const VersionWorld world(env);
     request.env = world.environment(env);
+    put_first_on_path(request.env, status.path_first);
     if (!world.root().empty()) request.cwd = world.root();
     request.timeout = config.version_timeout;
     request.max_output_bytes = 64U * 1024U;

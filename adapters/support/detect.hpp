@@ -17,6 +17,12 @@ struct HarnessStatus {
     std::string path;    ///< The executable found (or configured).
     std::string version; ///< Empty when it could not be read.
     std::string note;    ///< Why not installed, or why the version is missing.
+    /// The directory to put first on the harness's PATH: the Node.js it needs, from sonata's
+    /// harness cache, when PATH's is too old (see core/node_runtime.hpp); empty for none.
+    std::string path_first;
+    /// Why an installed harness cannot run here ("pi 1.6.0 needs Node.js >= 22.19.0; found
+    /// 20.20.2 (fix: …)"); empty when it can. Its version is then its package's.
+    std::string cannot_run;
 };
 
 /// Where scripts/install-harnesses links the last whole pin set it installed:
@@ -28,7 +34,12 @@ std::string harness_cache_bin(const Environment& env);
 HarnessStatus locate_harness(const Adapter& adapter, const std::string& id, const Config& config,
                              const Environment& env);
 
-/// locate_harness, then runs the version command under config.version_timeout.
+/// Fills status.path_first, or status.cannot_run, for a harness that is a Node.js script whose
+/// package asks for a newer Node.js than PATH's.
+void provide_runtime(HarnessStatus& status, const Environment& env, ProcessRunner& runner);
+
+/// locate_harness and provide_runtime, then runs the version command (with the runtime first on
+/// PATH) under config.version_timeout; not when the harness cannot run.
 HarnessStatus detect_harness(const Adapter& adapter, const std::string& id, const Config& config,
                              const Environment& env, ProcessRunner& runner);
 

@@ -58,6 +58,10 @@ Result<Outcome> PiFamily::map(const PlanInput& in) const {
         relies::add_resume(inv.relies_on);
     }
     if (list.shell) inv.notes.push_back("no sandbox: shell commands run unasked");
+    // Offline: no version check, model-catalog refresh or package install at start-up, so a
+    // repository's packages are never installed. Part of the mapping, not of the probe's endpoint
+    // injection: a dispatch runs what its probe cell measured.
+    inv.env["PI_OFFLINE"] = "1";
     inv.prompt = PromptChannel::argument;
     inv.report = ReportSource::stdout_text;
     return inv;
@@ -109,7 +113,7 @@ Result<EndpointInjection> PiFamily::inject_endpoint(const Invocation& inv,
                                                     const EndpointSpec& ep) const {
     EndpointInjection out{inv, {}};
     const std::string agent_dir = ep.home + "/.pi/agent";
-    out.invocation.env.insert({{"PI_CODING_AGENT_DIR", agent_dir}, {"PI_OFFLINE", "1"}});
+    out.invocation.env.insert({"PI_CODING_AGENT_DIR", agent_dir});
     nlohmann::ordered_json provider{
         {"baseUrl", ep.base_url + "/v1"},
         {"api", "openai-completions"},

@@ -46,7 +46,7 @@ public:
     ToolVocabulary tools() const override;
     RefusalTexts refusal_texts() const override;
 
-    /// PI_CODING_AGENT_DIR under the run's HOME with a models.json naming the server, PI_OFFLINE=1,
+    /// PI_CODING_AGENT_DIR under the run's HOME with a models.json naming the server,
     /// `--provider sonata-probe --model <model>`.
     Result<EndpointInjection> inject_endpoint(const Invocation& invocation,
                                               const EndpointSpec& endpoint) const override;

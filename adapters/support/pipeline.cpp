@@ -253,19 +253,26 @@ Result<Planned> plan_dispatch(const DispatchRequest& setup, const Config& config
 
     std::vector<std::string> warnings;
     std::string not_installed;
+    auto runner = make_system_runner();
     if (!setup.version.empty()) {
-        const auto located = locate_harness(**adapter, harness, config, setup.env);
+        auto located = locate_harness(**adapter, harness, config, setup.env);
+        provide_runtime(located, setup.env, *runner);
         request.executable = located.installed ? located.path : std::string{};
+        request.path_first = located.path_first;
         request.version = setup.version;
         if (!located.installed) not_installed = located.note;
+        if (!located.cannot_run.empty()) not_installed = located.cannot_run;
     } else {
-        auto runner = make_system_runner();
         const auto status = detect_harness(**adapter, harness, config, setup.env, *runner);
         if (status.installed) request.executable = status.path;
+        request.path_first = status.path_first;
         request.version = status.version;
         if (!status.installed) {
             not_installed = status.note;
             warnings.push_back(harness + " is not installed here (" + status.note + ")");
+        } else if (!status.cannot_run.empty()) {
+            not_installed = status.cannot_run;
+            warnings.push_back(status.cannot_run);
         } else if (status.version.empty()) {
             warnings.push_back(harness + ": " + status.note);
         }

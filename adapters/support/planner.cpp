@@ -65,13 +65,6 @@ bool is_bundled_short(const std::string& arg) {
            std::isalpha(static_cast<unsigned char>(arg[1]));
 }
 
-std::string trimmed(std::string_view text) {
-    const auto first = text.find_first_not_of(" \t\r\n");
-    if (first == std::string_view::npos) return {};
-    const auto last = text.find_last_not_of(" \t\r\n");
-    return std::string(text.substr(first, last - first + 1));
-}
-
 /// The segments of a dotted config key as the harness reads them (codex trims each segment and
 /// accepts TOML's quoted segments): ` sandbox_workspace_write . "writable_roots"` names
 /// sandbox_workspace_write.writable_roots.
@@ -308,6 +301,7 @@ Result<Decision> decide(const PlanRequest& request) {
         invocation.argv.insert(invocation.argv.end() - (keep_last ? 1 : 0),
                                request.extra_args.begin(), request.extra_args.end());
         add_unset(invocation, "IS_SANDBOX");
+        invocation.path_first = request.path_first;
         for (const auto& name : a.permission_env()) {
             // A variable the mapping sets itself (opencode's injected agent) replaces the inherited
             // value; unsetting it too would leave the child's environment ambiguous.

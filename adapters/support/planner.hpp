@@ -20,6 +20,8 @@ struct PlanRequest {
     std::string model;
     TaskOptions options;
     std::string executable; ///< Empty: the adapter's first executable name.
+    /// The runtime directory the harness needs first on its PATH (HarnessStatus::path_first).
+    std::string path_first;
     std::string version;
     std::string resume_session;
     std::optional<double> max_budget_usd;

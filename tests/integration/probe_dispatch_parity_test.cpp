@@ -75,6 +75,7 @@ protected:
             const probes::CellJob job{.adapter = *adapters::find_adapter(pin.id),
                                       .harness_id = pin.id,
                                       .executable = m_exe,
+                                      .path_first = {},
                                       .version = pin.version,
                                       .mode = mode,
                                       .role = kind,

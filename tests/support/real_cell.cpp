@@ -17,6 +17,7 @@ Cell run_real_cell(const RealCell& cell, const ScratchDir& dir, const std::strin
     probes::CellJob job{.adapter = *adapter,
                         .harness_id = cell.harness,
                         .executable = cell.executable,
+                        .path_first = {},
                         .version = cell.version,
                         .mode = cell.mode,
                         .role = cell.role,

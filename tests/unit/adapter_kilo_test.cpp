@@ -28,6 +28,7 @@ Invocation kilo_run(Strings argv, Env env, Strings unset, Strings relies, String
     return Invocation{.argv = std::move(argv),
                       .env = std::move(env),
                       .env_unset = std::move(unset),
+                      .path_first = {},
                       .cwd = {},
                       .prompt = PromptChannel::argument,
                       .interactive = false,

@@ -26,8 +26,9 @@ const std::string k_all_tools = "read,bash,edit,write,grep,find,ls";
 
 Invocation pi_run(Strings argv, Strings relies, Strings notes = {}) {
     return Invocation{.argv = std::move(argv),
-                      .env = {},
+                      .env = {{"PI_OFFLINE", "1"}},
                       .env_unset = k_unset,
+                      .path_first = {},
                       .cwd = {},
                       .prompt = PromptChannel::argument,
                       .interactive = false,
