@@ -1,6 +1,6 @@
-// Claude Code (`claude`), checked against 2.1.197: `-p` headless with --permission-mode passed
-// through; read-only runs stripped to Read/Grep/Glob with no MCP servers. Resuming re-passes every
-// flag: 2.1.197's --resume does not keep the session's permission mode.
+// Claude Code (`claude`), checked against 2.1.197 and 2.1.332: `-p` headless with --permission-mode
+// passed through; read-only runs stripped to Read/Grep/Glob with no MCP servers. Resuming re-passes
+// every flag: 2.1.197's --resume does not keep the session's permission mode.
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -8,6 +8,7 @@
 #include "adapters/support/project_files.hpp"
 #include "adapters/support/relies.hpp"
 #include "core/json_parse.hpp"
+#include "core/text.hpp"
 
 namespace sonata::adapters {
 namespace {
@@ -112,10 +113,13 @@ public:
     }
 
     RefusalTexts refusal_texts() const override {
-        // Captured from 2.1.197 (fixtures/captured/claude/2.1.197/refusals.json).
+        // Captured from 2.1.197 and 2.1.332 (fixtures/captured/claude/<version>/refusals.json):
+        // 2.1.332 says "needs approval" where 2.1.197 said "was blocked", and words a denied
+        // tool as "Permission to use Write has been denied".
         return {{"Agent type '*' not found", "InputValidationError"},
                 {"requested permissions to", "has been denied by permission rule",
-                 "while in plan mode", "was blocked. For security"}};
+                 "while in plan mode", "was blocked. For security", "needs approval. The path is",
+                 "Permission to use * has been denied"}};
     }
 
     std::vector<FileToWrite> hostile_files(const std::string& workspace,
@@ -246,14 +250,26 @@ private:
         inv.report = ReportSource::structured_stdout;
     }
 
-    /// The last JSON object in `out` with "type": "result" (claude prints one, last).
+    /// The last JSON object in `out` whose "type" is "result" (claude prints one, last): the whole
+    /// output, or its last such line. Its keys come in any order (2.1.332 puts "type" near the
+    /// end; 2.1.197 put it first).
     static std::optional<nlohmann::json> result_of(const std::string& out) {
-        for (auto end = out.rfind('}'); end != std::string::npos && end > 0;) {
-            const auto start = out.rfind("{\"type\":\"result\"", end);
-            if (start == std::string::npos) return std::nullopt;
-            auto parsed = parse_json(std::string_view(out).substr(start, end - start + 1));
-            if (parsed && parsed->is_object()) return std::move(*parsed);
-            end = start == 0 ? std::string::npos : out.rfind('}', start - 1);
+        const auto as_result = [](std::string_view text) -> std::optional<nlohmann::json> {
+            if (text.empty() || text.front() != '{') return std::nullopt;
+            auto parsed = parse_json(text);
+            if (!parsed || !parsed->is_object()) return std::nullopt;
+            const auto type = parsed->find("type");
+            if (type == parsed->end() || *type != "result") return std::nullopt;
+            return std::move(*parsed);
+        };
+        if (auto whole = as_result(trimmed(out))) return whole;
+        for (std::size_t end = out.size(); end > 0;) {
+            const auto newline = out.rfind('\n', end - 1);
+            const std::size_t from = newline == std::string::npos ? 0 : newline + 1;
+            if (auto line = as_result(trimmed(std::string_view(out).substr(from, end - from))))
+                return line;
+            if (newline == std::string::npos) break;
+            end = newline;
         }
         return std::nullopt;
     }

@@ -1,7 +1,7 @@
-// Qwen Code (`qwen`, npm @qwen-code/qwen-code, a Gemini CLI fork), checked against 0.15.10 with a
-// scripted model server: the Gemini table with qwen's spellings, every tier with --bare. The prompt
-// goes on stdin: 0.15.10 ignores a positional prompt after `--`, and its array flags would swallow
-// one without it. No trust gate to skip in 0.15.10.
+// Qwen Code (`qwen`, npm @qwen-code/qwen-code, a Gemini CLI fork), checked against 0.15.10 and
+// 0.24.4 (which asks for Node.js 22) with a scripted model server: the Gemini table with qwen's
+// spellings, every tier with --bare. The prompt goes on stdin: 0.15.10 ignores a positional prompt
+// after `--`, and its array flags would swallow one without it. No trust gate to skip in 0.15.10.
 //
 // Mode table, as measured with `sonata probe` against 0.15.10 (with --bare):
 //   plan        --approval-mode plan       write_file declined, run_shell_command answered with a
@@ -55,9 +55,12 @@ public:
     }
 
     RefusalTexts refusal_texts() const override {
-        // Captured from 0.15.10 (fixtures/captured/qwen/0.15.10/refusals.json).
+        // Captured from 0.15.10 and 0.24.4 (fixtures/captured/qwen/<version>/refusals.json):
+        // 0.24.4 words a tool withheld by --core-tools and plan mode's shell refusal anew.
         return {{"Subagent \"*\" not found", "must be a non-empty string"},
-                {"requires permission to use", "Plan mode is active"}};
+                {"requires permission to use", "Plan mode is active",
+                 "is not listed in the active core tools allowlist",
+                 "Plan mode blocked this shell command"}};
     }
 
     std::vector<FileToWrite> hostile_files(const std::string& workspace,

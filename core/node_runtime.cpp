@@ -98,6 +98,8 @@ std::string harness_cache_dir(const Environment& env) {
 }
 
 std::string harness_runtimes_dir(const Environment& env) {
+    if (const auto dir = env.find("SONATA_RUNTIMES_DIR"); dir != env.end() && !dir->second.empty())
+        return dir->second;
     const std::string cache = harness_cache_dir(env);
     return cache.empty() ? cache : cache + "/runtimes";
 }

@@ -33,7 +33,8 @@ struct NodeRuntime {
 /// ~/.cache/sonata/harnesses; empty without HOME.
 std::string harness_cache_dir(const Environment& env);
 
-/// Where scripts/install-harnesses puts the runtimes a pinned harness needs: <cache>/runtimes.
+/// Where sonata looks for runtimes: $SONATA_RUNTIMES_DIR, else <cache>/runtimes, where
+/// scripts/install-harnesses puts the ones a pinned harness needs.
 std::string harness_runtimes_dir(const Environment& env);
 
 /// How a Node.js harness is to be run on this machine.

@@ -133,7 +133,7 @@ HarnessStatus detect_harness(const Adapter& adapter, const std::string& id, cons
                              const Environment& env, ProcessRunner& runner) {
     HarnessStatus status = locate_harness(adapter, id, config, env);
     provide_runtime(status, env, runner);
-    if (!status.installed || !status.cannot_run.empty()) return status;
+    if (!status.installed) return status;
     ProcessRequest request;
     request.argv = {status.path};
     for (const auto& arg : adapter.version_args())
@@ -145,6 +145,19 @@ HarnessStatus detect_harness(const Adapter& adapter, const std::string& id, cons
     request.timeout = config.version_timeout;
     request.max_output_bytes = 64U * 1024U;
     auto result = runner.run(request);
+    if (!status.cannot_run.empty()) {
+        // Its package asks for a newer Node.js than any here. Whether it runs is measured: one
+        // that answers its version command anyway runs, with the shortfall as a note; one that
+        // dies (pi 1.x on Node 20) cannot, and keeps its package's version.
+        const std::string version = result && result->exit_code == 0 && !result->timed_out
+                                        ? adapter.parse_version(result->out + "\n" + result->err)
+                                        : std::string{};
+        if (version.empty()) return status;
+        status.version = version;
+        status.note = status.cannot_run + "; it answered its version command anyway";
+        status.cannot_run.clear();
+        return status;
+    }
     if (!result) {
         status.note = "version command could not start: " + result.error().message;
     } else if (result->timed_out) {

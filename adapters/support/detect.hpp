@@ -39,7 +39,8 @@ HarnessStatus locate_harness(const Adapter& adapter, const std::string& id, cons
 void provide_runtime(HarnessStatus& status, const Environment& env, ProcessRunner& runner);
 
 /// locate_harness and provide_runtime, then runs the version command (with the runtime first on
-/// PATH) under config.version_timeout; not when the harness cannot run.
+/// PATH) under config.version_timeout. A harness whose Node.js need is unmet but that answers
+/// anyway runs (the shortfall becomes its note); one that does not keeps `cannot_run`.
 HarnessStatus detect_harness(const Adapter& adapter, const std::string& id, const Config& config,
                              const Environment& env, ProcessRunner& runner);
 

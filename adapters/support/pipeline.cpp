@@ -257,6 +257,9 @@ Result<Planned> plan_dispatch(const DispatchRequest& setup, const Config& config
     if (!setup.version.empty()) {
         auto located = locate_harness(**adapter, harness, config, setup.env);
         provide_runtime(located, setup.env, *runner);
+        // A Node.js need unmet here: whether it runs anyway is for its version command to say.
+        if (!located.cannot_run.empty())
+            located = detect_harness(**adapter, harness, config, setup.env, *runner);
         request.executable = located.installed ? located.path : std::string{};
         request.path_first = located.path_first;
         request.version = setup.version;

@@ -131,10 +131,14 @@ protected:
                      ? testing::read_text(dir + "/report.md")
                      : "";
         if (refused_write != nullptr) {
+            // A refusal as the adapter knows its harness's wording (qwen 0.24.4: "not listed in
+            // the active core tools allowlist"), or one that says so in plain words.
+            const auto refusals = (*adapters::find_adapter(decision.harness))->refusal_texts();
             *refused_write = false;
             for (const auto& result : m_server->tool_results()) {
                 if (result.text.find("declined") != std::string::npos ||
-                    result.text.find("denied") != std::string::npos) {
+                    result.text.find("denied") != std::string::npos ||
+                    probes::refused_for_permission(result.text, refusals)) {
                     *refused_write = true;
                 }
             }

@@ -57,6 +57,7 @@ protected:
         fs::create_symlink(package + "/dist/cli.js", m_bin + "/pi");
         m_env["PATH"] = m_bin + ":/usr/bin:/bin";
         m_env["SONATA_HARNESS_CACHE"] = m_cache;
+        m_env.erase("SONATA_RUNTIMES_DIR"); // the runtimes are the test's own, under its cache
     }
 
     void install_runtime() {
@@ -119,6 +120,19 @@ TEST_F(HarnessRuntime, WithoutARuntimeEverySurfaceSaysWhatIsMissing) {
 
     const auto doctor = run_sonata({"doctor"}, m_env, m_project);
     EXPECT_NE(doctor.out.find("pi 1.6.0 needs Node.js >= 99.0.0"), std::string::npos) << doctor.out;
+}
+
+// engines.node is the package's word: a harness that answers its version command on an older
+// Node.js anyway is measured to run, and runs, with the shortfall as its note.
+TEST_F(HarnessRuntime, AHarnessThatRunsOnAnOlderNodeAnywayIsNotRefused) {
+    write_text(m_dir.path() + "/lib/node_modules/pi-coding-agent/dist/cli.js",
+               "#!/usr/bin/env node\nconsole.log('1.6.0');\n");
+    const json pi = harness("pi");
+    EXPECT_EQ(pi.at("runs_here"), true) << pi.dump();
+    EXPECT_EQ(pi.at("version"), "1.6.0");
+    const std::string note = pi.at("note");
+    EXPECT_NE(note.find("needs Node.js >= 99.0.0"), std::string::npos) << note;
+    EXPECT_NE(note.find("answered its version command anyway"), std::string::npos) << note;
 }
 
 TEST_F(HarnessRuntime, TheCachesRuntimeRunsTheVersionCommandThePlanAndTheDispatch) {

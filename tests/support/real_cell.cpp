@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "adapters/registry.hpp"
+#include "core/node_runtime.hpp"
 #include "probes/cell_runner.hpp"
 #include "probes/probe.hpp"
 
@@ -14,10 +15,14 @@ Cell run_real_cell(const RealCell& cell, const ScratchDir& dir, const std::strin
     auto probe = probes::find_probe(cell.probe);
     EXPECT_TRUE(adapter && probe) << cell.harness << " " << cell.probe;
     if (!adapter || !probe) return {};
+    // The Node.js the harness needs, as `sonata probe` and a dispatch choose it.
+    std::string path_first;
+    if (const auto need = node_need(cell.executable))
+        path_first = choose_node(*need, hermetic_env(dir), runner).path_first;
     probes::CellJob job{.adapter = *adapter,
                         .harness_id = cell.harness,
                         .executable = cell.executable,
-                        .path_first = {},
+                        .path_first = path_first,
                         .version = cell.version,
                         .mode = cell.mode,
                         .role = cell.role,

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "core/node_runtime.hpp"
+
 namespace sonata::testing {
 
 ScratchDir::ScratchDir() {
@@ -29,7 +31,9 @@ std::string ScratchDir::make_dir(const std::string& relative) const {
 }
 
 Environment hermetic_env(const ScratchDir& dir) {
-    return {
+    // The runtimes setup installed for the pinned harnesses (Node.js 22), as a user's own HOME
+    // would have them: the harness cache itself stays out of the scratch world.
+    Environment env{
         {"HOME", dir.make_dir("home")},
         {"LANG", "C.UTF-8"},
         {"PATH", "/usr/bin:/bin"},
@@ -39,6 +43,9 @@ Environment hermetic_env(const ScratchDir& dir) {
         {"XDG_DATA_HOME", dir.make_dir("xdg/data")},
         {"XDG_STATE_HOME", dir.make_dir("xdg/state")},
     };
+    if (const std::string runtimes = harness_runtimes_dir(current_environment()); !runtimes.empty())
+        env["SONATA_RUNTIMES_DIR"] = runtimes;
+    return env;
 }
 
 } // namespace sonata::testing

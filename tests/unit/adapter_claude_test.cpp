@@ -133,6 +133,24 @@ TEST(QwenAdapterProjectFiles, McpInProjectSettingsAndSessionFromChats) {
 namespace sonata {
 namespace {
 
+// The result object's keys come in any order: 2.1.197 put "type" first, 2.1.332 near the end.
+TEST(ClaudeAdapter, TheReportIsTheResultObjectsWhateverTheOrderOfItsKeys) {
+    const auto claude = adapters::find_adapter("claude");
+    ASSERT_TRUE(claude);
+    const std::string older =
+        R"({"type":"result","subtype":"success","result":"the report","session_id":"s1"})";
+    const std::string newer =
+        R"({"stop_reason":"end_turn","session_id":"s1","subtype":"success","result":"the report",)"
+        R"("type":"result","duration_ms":150})";
+    for (const auto& out :
+         {older, newer, "noise\n" + newer + "\n", newer + "\n{\"type\":\"x\"}\n"}) {
+        EXPECT_EQ((*claude)->final_message(out), "the report") << out;
+    }
+    EXPECT_EQ((*claude)->final_message(R"({"result":"not a result object","type":"assistant"})"),
+              std::nullopt);
+    EXPECT_EQ((*claude)->final_message("{\"type\":\"result\",\"result\":"), std::nullopt);
+}
+
 TEST(MeasuredVersions, AVersionOutsideTheMeasuredOnesIsSaidSo) {
     const adapters::VersionRange range{"2.1.197", "2.1.332"};
     EXPECT_TRUE(adapters::version_within("2.1.197", range));
