@@ -4,7 +4,6 @@
 // wider parent mode than the hook recorded, and a dispatch of a harness that is not installed,
 // which is refused before anything starts.
 #include <filesystem>
-#include <sstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -26,14 +25,6 @@ using testing::tree;
 using testing::write_text;
 
 const std::vector<std::string> k_bounded{"/usr/bin/timeout", "120"};
-
-/// Feeds `sonata mcp` its stdin, then keeps that open until the answer to request 2 is out (the
-/// server drops the answers of calls still running when its client hangs up), then prints it all.
-const std::string k_mcp_client =
-    R"(out="$1"; shift
-{ cat; i=0; while [ $i -lt 900 ] && ! grep -q '"id":2,' "$out"; do sleep 0.1; i=$((i+1)); done; } |
-  "$@" > "$out"
-cat "$out")";
 
 std::int64_t now() {
     return std::chrono::duration_cast<std::chrono::seconds>(
@@ -69,24 +60,10 @@ protected:
 
     /// `sonata mcp` in the project, initialized, then one tools/call (id 2); that call's result.
     json mcp_call(const std::string& tool, const json& args, const Environment& env) {
-        const json call = {{"jsonrpc", "2.0"},
-                           {"id", 2},
-                           {"method", "tools/call"},
-                           {"params", {{"name", tool}, {"arguments", args}}}};
-        const std::string in =
-            R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}})"
-            "\n" +
-            call.dump() + "\n";
-        const auto run =
-            run_sonata({"mcp"}, env, m_project, in,
-                       {"/bin/sh", "-c", k_mcp_client, "sh", m_dir.path() + "/mcp.out"});
-        std::istringstream lines(run.out);
-        for (std::string line; std::getline(lines, line);) {
-            const json message = json::parse(line, nullptr, false);
-            if (message.is_object() && message.value("id", json()) == 2)
-                return message.at("result");
-        }
-        ADD_FAILURE() << "no answer to the call: " << run.out << run.err;
+        const std::string answer = testing::mcp_call(tool, args.dump(), env, m_project);
+        const json message = json::parse(answer, nullptr, false);
+        if (message.is_object() && message.contains("result")) return message.at("result");
+        ADD_FAILURE() << "no result in the answer to the call: " << answer;
         return nullptr;
     }
 };
