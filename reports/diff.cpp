@@ -47,8 +47,11 @@ void pair_sides(Sides& sides, std::vector<CellChange>& out) {
         classify(*sides.before.front(), *sides.after.front(), out);
         return;
     }
-    for (const Cell* c : sides.before)
-        out.push_back({ChangeKind::removed, *c, std::nullopt});
+    // A cell that held and is no longer measured vouches for nothing now: weaker, not just gone.
+    for (const Cell* c : sides.before) {
+        const bool held = c->verdict == Verdict::enforced || c->verdict == Verdict::asked;
+        out.push_back({held ? ChangeKind::weaker : ChangeKind::removed, *c, std::nullopt});
+    }
     for (const Cell* c : sides.after)
         out.push_back({ChangeKind::added, std::nullopt, *c});
 }
@@ -144,7 +147,9 @@ std::string render_diff_markdown(const std::vector<CellChange>& changes,
         if (machines) row.push_back(md_escape(cell.machine));
         row.push_back(verdict_text(change.before));
         row.push_back(verdict_text(change.after));
-        row.push_back(md_escape(evidence_summary(cell)));
+        row.push_back(md_escape(change.after || !change.before
+                                    ? evidence_summary(cell)
+                                    : "not measured any more; it was: " + evidence_summary(cell)));
         out += md_table_row(row);
     }
     return out;

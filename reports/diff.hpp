@@ -1,6 +1,7 @@
 // What changed between two matrices (last week's and today's, say): cells whose verdict moved,
 // cells that appeared or disappeared. A harness upgrade is followed across versions, so an upgrade
-// that weakens enforcement shows as "weaker" rather than as one cell gone and another new.
+// that weakens enforcement shows as "weaker" rather than as one cell gone and another new; a cell
+// that held and is no longer measured is weaker too.
 #pragma once
 
 #include <optional>
@@ -13,11 +14,13 @@ namespace sonata::reports {
 
 /// How a cell changed.
 enum class ChangeKind {
-    weaker,   ///< weakening(before, after) > 0: enforced → violated, asked → inconclusive…
+    /// weakening(before, after) > 0: enforced → violated, asked → inconclusive…; also an enforced
+    /// or asked cell that is no longer measured (`after` empty).
+    weaker,
     stronger, ///< The reverse: the new verdict is the old one strengthened.
     changed,  ///< Different, but neither weaker nor stronger (inconclusive → error…).
     added,    ///< Measured now, not before.
-    removed,  ///< Measured before, not now.
+    removed,  ///< Measured before (not holding: violated, inconclusive…), not now.
 };
 
 std::string_view to_string(ChangeKind kind);

@@ -117,9 +117,23 @@ TEST(ReportCli, DiffOfTwoDisagreeingMachines) {
     const auto weaker = box.run_sonata(
         {"report", "--diff", matrix_fixture("macos-ci.json"), matrix_fixture("linux-ci.json")});
     EXPECT_EQ(weaker.exit_code, to_int(ExitCode::weakened)) << weaker.err;
-    const auto stronger = box.run_sonata(
+    // Back again: two cells got stronger, but the cells Linux found holding that macOS does not
+    // measure at all vouch for nothing there: weaker.
+    const auto back = box.run_sonata(
         {"report", "--diff", matrix_fixture("linux-ci.json"), matrix_fixture("macos-ci.json")});
+    EXPECT_EQ(back.exit_code, to_int(ExitCode::weakened)) << back.err;
+    EXPECT_NE(back.out.find("not measured any more"), std::string::npos) << back.out;
+    // Only stronger: the same cells, every violation now enforced.
+    std::string all_enforced = read_text(matrix_fixture("linux-ci.json"));
+    for (std::size_t at; (at = all_enforced.find("\"violated\"")) != std::string::npos;)
+        all_enforced.replace(at, 10, "\"enforced\"");
+    write_text(box.path("stronger.json"), all_enforced);
+    const auto stronger = box.run_sonata(
+        {"report", "--diff", matrix_fixture("linux-ci.json"), box.path("stronger.json")});
     EXPECT_EQ(stronger.exit_code, 0) << stronger.err;
+    EXPECT_NE(stronger.out.find(" stronger, 0 changed, 0 new, 0 gone."), std::string::npos)
+        << stronger.out;
+    EXPECT_NE(stronger.out.find(": 0 weaker, "), std::string::npos) << stronger.out;
     const auto same = box.run_sonata(
         {"report", "--diff", matrix_fixture("linux-ci.json"), matrix_fixture("linux-ci.json")});
     EXPECT_EQ(same.exit_code, 0) << same.err;

@@ -1,5 +1,7 @@
 // Diffing matrices: weaker/stronger/changed/new/gone, harness upgrades followed across versions,
 // and two machines that disagree.
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "reports/diff.hpp"
@@ -43,6 +45,7 @@ TEST(ReportDiff, ClassifiesEveryChangeAndFollowsTheUpgrade) {
     const auto changes =
         diff_matrices(load_fixture("linux-ci-last-week.json"), load_fixture("linux-ci.json"));
     const std::vector<std::string> expected{
+        "weaker: claude@2.1.3 trust-dialog default write = enforced => -",
         "weaker: codex@0.40.0 shell-write-withheld plan read-only = enforced => "
         "codex@0.41.0 shell-write-withheld plan read-only = violated",
         "stronger: claude@2.1.3 rm-prompt default write = violated => claude@2.1.3 rm-prompt "
@@ -50,7 +53,6 @@ TEST(ReportDiff, ClassifiesEveryChangeAndFollowsTheUpgrade) {
         "changed: gemini@0.9.0 rm-prompt default write = error => gemini@0.9.0 rm-prompt default "
         "write = inconclusive",
         "new: - => pi@0.12.0 hostile-workspace plan read-only = error",
-        "gone: claude@2.1.3 trust-dialog default write = enforced => -",
     };
     EXPECT_EQ(describe(changes), expected);
     EXPECT_TRUE(any_weaker(changes));
@@ -80,11 +82,23 @@ TEST(ReportDiff, TwoMachinesThatDisagree) {
     };
     EXPECT_EQ(describe(changes), expected);
     // The other way round, the same two cells got stronger: macOS enforces what Linux did not.
+    // What macOS does not measure at all and Linux found holding vouches for nothing there: weaker.
     const auto back = diff_matrices(load_fixture("linux-ci.json"), load_fixture("macos-ci.json"));
-    EXPECT_FALSE(any_weaker(back));
-    EXPECT_EQ(describe(back).at(0),
+    for (const auto& change : back) {
+        if (change.kind == ChangeKind::weaker) {
+            EXPECT_FALSE(change.after) << side(change.before);
+        }
+    }
+    const auto stronger = std::find_if(back.begin(), back.end(), [](const CellChange& c) {
+        return c.kind == ChangeKind::stronger;
+    });
+    ASSERT_NE(stronger, back.end());
+    EXPECT_EQ(describe({*stronger}).at(0),
               "stronger: codex@0.41.0 shell-write-withheld plan read-only = violated => "
               "codex@0.41.0 shell-write-withheld plan read-only = enforced");
+    EXPECT_EQ(std::count_if(back.begin(), back.end(),
+                            [](const CellChange& c) { return c.kind == ChangeKind::stronger; }),
+              2);
 }
 
 TEST(ReportDiff, MergedMatricesDiffPerMachine) {
@@ -93,6 +107,7 @@ TEST(ReportDiff, MergedMatricesDiffPerMachine) {
     const Matrix after = merge_machines(
         {{"a", load_fixture("linux-ci.json")}, {"b", load_fixture("macos-ci.json")}});
     const std::vector<std::string> expected{
+        "weaker: claude@2.1.3 trust-dialog default write on linux-ci = enforced => -",
         "weaker: codex@0.40.0 shell-write-withheld plan read-only on linux-ci = enforced => "
         "codex@0.41.0 shell-write-withheld plan read-only on linux-ci = violated",
         "stronger: claude@2.1.3 rm-prompt default write on linux-ci = violated => "
@@ -100,7 +115,6 @@ TEST(ReportDiff, MergedMatricesDiffPerMachine) {
         "changed: gemini@0.9.0 rm-prompt default write on linux-ci = error => "
         "gemini@0.9.0 rm-prompt default write on linux-ci = inconclusive",
         "new: - => pi@0.12.0 hostile-workspace plan read-only on linux-ci = error",
-        "gone: claude@2.1.3 trust-dialog default write on linux-ci = enforced => -",
     };
     EXPECT_EQ(describe(diff_matrices(before, after)), expected);
 }
@@ -111,11 +125,26 @@ TEST(ReportDiff, AmbiguousVersionsAreNotPaired) {
     Matrix after;
     after.cells = {cell("0.41.0", Verdict::violated)};
     const std::vector<std::string> expected{
+        "weaker: codex@0.39.0 write-withheld plan read-only = enforced => -",
+        "weaker: codex@0.40.0 write-withheld plan read-only = enforced => -",
         "new: - => codex@0.41.0 write-withheld plan read-only = violated",
-        "gone: codex@0.39.0 write-withheld plan read-only = enforced => -",
-        "gone: codex@0.40.0 write-withheld plan read-only = enforced => -",
     };
     EXPECT_EQ(describe(diff_matrices(before, after)), expected);
+}
+
+// A cell that held and is no longer measured is weaker (the release watch fails on it); one that
+// did not hold is only gone.
+TEST(ReportDiff, ACellThatHeldAndIsNoLongerMeasuredIsWeaker) {
+    Matrix before;
+    before.cells = {cell("0.40.0", Verdict::asked), cell("0.40.0", Verdict::violated)};
+    before.cells[1].probe = "rm-prompt";
+    const auto changes = diff_matrices(before, Matrix{});
+    const std::vector<std::string> expected{
+        "weaker: codex@0.40.0 write-withheld plan read-only = asked => -",
+        "gone: codex@0.40.0 rm-prompt plan read-only = violated => -",
+    };
+    EXPECT_EQ(describe(changes), expected);
+    EXPECT_TRUE(any_weaker(changes));
 }
 
 TEST(ReportDiff, MarkdownSaysNothingChangedWhenNothingDid) {
