@@ -86,7 +86,22 @@ private:
             (m_typed > 0 || m_patterns.ready.empty() || screen_shows(screen, m_patterns.ready))) {
             type_prompt(screen, prompt);
         }
+        submit_again_if_lost();
         return std::nullopt;
+    }
+
+    /// A submit key the TUI lost (codex 0.171 did, under load) leaves the task in the box and the
+    /// model never reached: after a while with no sign of a turn, the task is submitted again, at
+    /// most twice. Only the drive that typed the task does this.
+    void submit_again_if_lost() {
+        constexpr int k_submits = 3;
+        constexpr auto k_wait = std::chrono::seconds(8);
+        if (m_submits == 0 || m_submits >= k_submits || !m_policy.model_reached ||
+            m_policy.model_reached() || Clock::now() - m_submitted_at < k_wait)
+            return;
+        (void)m_tui.send_keys(m_patterns.submit_keys);
+        m_submitted_at = Clock::now();
+        ++m_submits;
     }
 
     /// Types the prompt and submits it once the screen echoes it. Some TUIs drop keys typed while
@@ -96,10 +111,11 @@ private:
         constexpr int k_tries = 3;
         const std::string echo = prompt.substr(0, std::min<std::size_t>(prompt.size(), 24));
         if (m_typed > 0 && (screen.find(echo) != std::string::npos || m_typed >= k_tries)) {
-            // A lost Enter leaves the task in the box: the echo stays and the next poll sees no
-            // model request, which the deadline bounds.
+            // A lost Enter leaves the task in the box: submit_again_if_lost sends it again.
             (void)m_tui.send_keys(m_patterns.submit_keys);
             m_prompt_sent = true;
+            m_submitted_at = Clock::now();
+            m_submits = 1;
             seen("submitted", screen);
             return;
         }
@@ -139,6 +155,8 @@ private:
     int m_typed = 0;
     Clock::time_point m_typed_at{};
     Clock::time_point m_declined_at{};
+    int m_submits = 0; ///< Submit keys sent for the task this drive typed.
+    Clock::time_point m_submitted_at{};
 };
 
 } // namespace

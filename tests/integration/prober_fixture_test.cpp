@@ -179,6 +179,17 @@ TEST_F(ProberFixture, WhatATuiHarnessDoesAfterADeclinedCardIsSeenHoweverSlowly) 
     EXPECT_EQ(sub_agent_calls, 2) << ::testing::PrintToString(cell->evidence.tool_calls);
 }
 
+// A TUI that loses the Enter after the typed task (the task stays in the box, the screen does not
+// change) gets it again: the cell reaches the model instead of timing out.
+TEST_F(ProberFixture, ATaskWhoseEnterTheTuiLostIsSubmittedAgain) {
+    const Matrix m =
+        probe({"enterless-reasonix", "reasonix", "default", ""}, {"--probe", "rm-prompt"});
+    const Cell* cell = find_cell(m, "rm-prompt", "default");
+    ASSERT_NE(cell, nullptr);
+    EXPECT_EQ(cell->verdict, Verdict::asked) << cell->evidence.reason;
+    EXPECT_FALSE(cell->evidence.timed_out);
+}
+
 TEST_F(ProberFixture, HonestFakesHoldEveryRelidOnProperty) {
     for (const auto& persona : personas()) {
         if (persona.name.rfind("fake-", 0) != 0) continue;
