@@ -133,7 +133,13 @@ HarnessStatus detect_harness(const Adapter& adapter, const std::string& id, cons
                              const Environment& env, ProcessRunner& runner) {
     HarnessStatus status = locate_harness(adapter, id, config, env);
     provide_runtime(status, env, runner);
-    if (!status.installed) return status;
+    read_version(status, adapter, config, env, runner);
+    return status;
+}
+
+void read_version(HarnessStatus& status, const Adapter& adapter, const Config& config,
+                  const Environment& env, ProcessRunner& runner) {
+    if (!status.installed) return;
     ProcessRequest request;
     request.argv = {status.path};
     for (const auto& arg : adapter.version_args())
@@ -152,11 +158,11 @@ HarnessStatus detect_harness(const Adapter& adapter, const std::string& id, cons
         const std::string version = result && result->exit_code == 0 && !result->timed_out
                                         ? adapter.parse_version(result->out + "\n" + result->err)
                                         : std::string{};
-        if (version.empty()) return status;
+        if (version.empty()) return;
         status.version = version;
         status.note = status.cannot_run + "; it answered its version command anyway";
         status.cannot_run.clear();
-        return status;
+        return;
     }
     if (!result) {
         status.note = "version command could not start: " + result.error().message;
@@ -167,7 +173,6 @@ HarnessStatus detect_harness(const Adapter& adapter, const std::string& id, cons
         status.version = adapter.parse_version(result->out + "\n" + result->err);
         if (status.version.empty()) status.note = "version output not recognised";
     }
-    return status;
 }
 
 } // namespace sonata::adapters

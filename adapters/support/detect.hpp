@@ -38,9 +38,15 @@ HarnessStatus locate_harness(const Adapter& adapter, const std::string& id, cons
 /// package asks for a newer Node.js than PATH's.
 void provide_runtime(HarnessStatus& status, const Environment& env, ProcessRunner& runner);
 
-/// locate_harness and provide_runtime, then runs the version command (with the runtime first on
-/// PATH) under config.version_timeout. A harness whose Node.js need is unmet but that answers
-/// anyway runs (the shortfall becomes its note); one that does not keeps `cannot_run`.
+/// Runs the version command of a located harness (with its runtime first on PATH) under
+/// config.version_timeout and fills status.version or status.note; a harness whose Node.js need
+/// is unmet but that answers anyway loses its `cannot_run` (the shortfall becomes its note).
+void read_version(HarnessStatus& status, const Adapter& adapter, const Config& config,
+                  const Environment& env, ProcessRunner& runner);
+
+/// locate_harness, provide_runtime and read_version: runs the version command (with the runtime
+/// first on PATH) under config.version_timeout. A harness whose Node.js need is unmet but that
+/// answers anyway runs (the shortfall becomes its note); one that does not keeps `cannot_run`.
 HarnessStatus detect_harness(const Adapter& adapter, const std::string& id, const Config& config,
                              const Environment& env, ProcessRunner& runner);
 

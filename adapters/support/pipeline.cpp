@@ -259,7 +259,7 @@ Result<Planned> plan_dispatch(const DispatchRequest& setup, const Config& config
         provide_runtime(located, setup.env, *runner);
         // A Node.js need unmet here: whether it runs anyway is for its version command to say.
         if (!located.cannot_run.empty())
-            located = detect_harness(**adapter, harness, config, setup.env, *runner);
+            read_version(located, **adapter, config, setup.env, *runner);
         request.executable = located.installed ? located.path : std::string{};
         request.path_first = located.path_first;
         request.version = setup.version;
