@@ -131,6 +131,11 @@ struct EndpointSpec {
     std::string api_key = "sonata-probe-key-0000000000000000";
 };
 
+/// Text a hostile repository's prompt files (system-prompt replacements, skills) carry, for the
+/// hostile-workspace probe: a harness that sends it to the model took instructions from the
+/// repository that its mapping withholds. Plain letters, so no wire encoding changes it.
+inline constexpr std::string_view k_repository_prompt_marker = "SONATAREPOSITORYPROMPT7F3A";
+
 /// A file an endpoint injection needs written before the run (absolute path, content).
 struct FileToWrite {
     std::string path;
@@ -279,13 +284,15 @@ public:
         return std::nullopt;
     }
 
-    /// The session id a finished headless run reports (stdout, stderr, or files under `home`), for
-    /// resume-keeps-mode; empty when it cannot be recovered.
+    /// The session id a finished headless run of `invocation` reports (stdout, stderr, or files
+    /// under `home` or in a directory the invocation names), for resume; empty when it cannot be
+    /// recovered.
     virtual std::string session_id(const std::string& out, const std::string& err,
-                                   const std::string& home) const {
+                                   const std::string& home, const Invocation& invocation) const {
         (void)out;
         (void)err;
         (void)home;
+        (void)invocation;
         return {};
     }
 

@@ -194,8 +194,8 @@ public:
         return cost;
     }
 
-    std::string session_id(const std::string& out, const std::string&,
-                           const std::string& home) const override {
+    std::string session_id(const std::string& out, const std::string&, const std::string& home,
+                           const Invocation&) const override {
         if (const auto result = result_of(out)) {
             const auto it = result->find("session_id");
             if (it != result->end() && it->is_string() &&

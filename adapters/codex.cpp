@@ -299,8 +299,8 @@ public:
                         std::string("mcp__") + project::k_mcp_server + "__" + project::k_mcp_tool};
     }
 
-    std::string session_id(const std::string& out, const std::string& err,
-                           const std::string&) const override {
+    std::string session_id(const std::string& out, const std::string& err, const std::string&,
+                           const Invocation&) const override {
         // exec prints "session id: <uuid>" in its header on stderr.
         return convention::session_id(out, err);
     }

@@ -224,8 +224,8 @@ public:
                         std::string(project::k_mcp_server) + "-" + project::k_mcp_tool};
     }
 
-    std::string session_id(const std::string& out, const std::string& err,
-                           const std::string& home) const override {
+    std::string session_id(const std::string& out, const std::string& err, const std::string& home,
+                           const Invocation&) const override {
         (void)err;
         (void)home;
         // The closing "result" event names the session (`--resume=<id>` takes it).
@@ -253,7 +253,7 @@ public:
         // Its output names no tokens; the session's own event log under HOME counts them, one
         // usage record per model call. Its cost is in premium requests, not dollars.
         RunCost cost;
-        const auto id = session_id(out, err, home);
+        const auto id = session_id(out, err, home, Invocation{});
         if (id.empty()) return cost;
         // The session lives in sonata's copilot config directory: in the support directory of
         // sonata's environment, or of HOME's default config directory (a probe's fresh HOME);

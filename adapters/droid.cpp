@@ -184,8 +184,8 @@ public:
             std::string(project::k_mcp_server) + "___" + project::k_mcp_tool};
     }
 
-    std::string session_id(const std::string& out, const std::string& err,
-                           const std::string& home) const override {
+    std::string session_id(const std::string& out, const std::string& err, const std::string& home,
+                           const Invocation&) const override {
         (void)err;
         (void)home;
         const auto id = project::string_member(result_of(out), "session_id");

@@ -81,7 +81,7 @@ public:
     }
 
     std::string session_id(const std::string& out, const std::string& err,
-                           const std::string& /*home*/) const override {
+                           const std::string& /*home*/, const Invocation&) const override {
         return convention::session_id(out, err);
     }
 

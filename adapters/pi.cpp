@@ -1,6 +1,7 @@
-// pi (`pi`, npm @mariozechner/pi-coding-agent), checked against 0.73.1: a real tool allowlist
-// (`--tools`), but no approval system and no sandbox: default is refused, and acceptEdits and
-// bypassPermissions both get every built-in tool.
+// pi (`pi`, npm @earendil-works/pi-coding-agent; until 0.73.1 @mariozechner/pi-coding-agent),
+// checked against 1.6.0: a real tool allowlist (`--tools`), but no approval system and
+// no sandbox: default is refused, and acceptEdits and bypassPermissions both get every built-in
+// tool.
 #include "adapters/support/pi_family.hpp"
 
 namespace sonata::adapters {

@@ -1,6 +1,6 @@
-// Named pi profiles (`pi-<label>`, any kebab-case label), checked against pi 0.73.1: the same `pi`
-// executable with curated tool lists — read-only for plan, edit and write added for acceptEdits,
-// and the shell only for bypassPermissions.
+// Named pi profiles (`pi-<label>`, any kebab-case label), checked against pi 1.6.0: the
+// same `pi` executable with curated tool lists — read-only for plan, edit and write added for
+// acceptEdits, and the shell only for bypassPermissions.
 #include "adapters/support/pi_family.hpp"
 #include "core/text.hpp"
 

@@ -163,8 +163,8 @@ public:
         return mcp;
     }
 
-    std::string session_id(const std::string& out, const std::string& err,
-                           const std::string& home) const override {
+    std::string session_id(const std::string& out, const std::string& err, const std::string& home,
+                           const Invocation&) const override {
         // Measured on 1.38.11: each session is a directory
         // <REASONIX_HOME>/projects/<cwd>/sessions-v4/<id>/ whose manifest.json names it
         // ("sessionId"); `run --resume <id>` takes it. The fixture harness prints a

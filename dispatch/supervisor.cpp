@@ -578,7 +578,9 @@ void read_harness_output(const adapters::Adapter* adapter, const RunPlan& plan, 
     const auto home_it = env.find("HOME");
     const std::string home = home_it == env.end() ? "" : home_it->second;
     ProcessResult& out = ran.result->result;
-    session = adapter->session_id(out.out, out.err, home);
+    Invocation ran_as = plan.invocation;
+    if (ran_as.cwd.empty()) ran_as.cwd = plan.cwd;
+    session = adapter->session_id(out.out, out.err, home, ran_as);
     cost = adapter->run_cost(out.out, out.err, home);
     // A structured stdout (claude's result JSON) holds the final message; the rest of it stays
     // in harness.log.

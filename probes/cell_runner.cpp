@@ -324,7 +324,10 @@ Judgement judge_resumed(Observation& o, const CellJob& job, const CellSettings& 
     if (auto supported = plan_invocation(job, settings, "sonata-probe-session"); !supported) {
         return {Verdict::not_applicable, supported.error().message};
     }
-    const std::string session = job.adapter->session_id(o.result.out, o.result.err, scratch.home());
+    Invocation ran_as = o.invocation;
+    if (ran_as.cwd.empty()) ran_as.cwd = setup.workspace;
+    const std::string session =
+        job.adapter->session_id(o.result.out, o.result.err, scratch.home(), ran_as);
     if (session.empty()) {
         if (!o.started || o.model_requests() == 0) {
             return {Verdict::inconclusive,

@@ -156,6 +156,9 @@ Outcome Router::handle_get(std::string_view path, RequestRecord& record) const {
 Outcome Router::handle_model(const Protocol& protocol, std::string_view path, std::string_view body,
                              RequestRecord& record) {
     record.protocol = std::string(adapters::to_string(protocol.id()));
+    for (const auto& text : m_script.watch) {
+        if (body.find(text) != std::string_view::npos) record.watched.push_back(text);
+    }
     Outcome outcome;
     const auto fault = take_fault();
     if (fault && fault->kind == FaultKind::http_status) {

@@ -220,6 +220,7 @@ nlohmann::ordered_json to_json(const RequestRecord& r) {
             {"model", r.model},
             {"stream", r.stream},
             {"tools_offered", r.tools_offered},
+            {"watched", r.watched},
             {"track", r.track},
             {"step", r.step ? nlohmann::ordered_json(*r.step) : nlohmann::ordered_json(nullptr)},
             {"tool_calls", calls},

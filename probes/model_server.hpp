@@ -52,8 +52,9 @@ struct RequestRecord {
     std::string model;
     bool stream = false;
     std::vector<std::string> tools_offered;
-    std::string track;       ///< "" main, else the sub-agent marker.
-    std::optional<int> step; ///< The intent step answered (turns that were not final).
+    std::vector<std::string> watched; ///< The script's watched texts the request held.
+    std::string track;                ///< "" main, else the sub-agent marker.
+    std::optional<int> step;          ///< The intent step answered (turns that were not final).
     std::vector<ToolCallRecord> tool_calls;     ///< Emitted in the answer.
     std::string text;                           ///< Text answered, if any.
     std::vector<ToolResultRecord> tool_results; ///< Every tool result present in the request.

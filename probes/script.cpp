@@ -129,7 +129,7 @@ Result<Intent> parse_intent(const json& step, const std::string& where) {
 Result<Track> parse_track(const json& object, const std::string& where, bool top) {
     if (!object.is_object()) return tl::unexpected(bad(where, "must be an object"));
     std::vector<std::string> allowed{"steps", "final"};
-    if (top) allowed.insert(allowed.end(), {"subagents", "input_tokens"});
+    if (top) allowed.insert(allowed.end(), {"subagents", "input_tokens", "watch"});
     if (auto ok = check_keys(object, allowed, where.empty() ? "top level" : where); !ok) {
         return tl::unexpected(ok.error());
     }
@@ -193,6 +193,15 @@ Result<Script> parse_script_json(const json& root) {
             return tl::unexpected(bad("input_tokens", "must be a non-negative integer"));
         }
         script.input_tokens = root["input_tokens"].get<std::uint64_t>();
+    }
+    if (root.contains("watch")) {
+        const auto& watch = root["watch"];
+        if (!watch.is_array()) return tl::unexpected(bad("watch", "must be an array of texts"));
+        for (std::size_t i = 0; i < watch.size(); ++i) {
+            if (!watch[i].is_string() || watch[i].get<std::string>().empty())
+                return tl::unexpected(bad(fmt::format("watch[{}]", i), "must be a non-empty text"));
+            script.watch.push_back(watch[i].get<std::string>());
+        }
     }
     if (auto ok = check_markers(script); !ok) return tl::unexpected(ok.error());
     return script;

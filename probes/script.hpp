@@ -62,13 +62,16 @@ struct Script {
     /// Input tokens reported in usage; 0 means an estimate from the request size. A large value
     /// exercises a harness's spending limit.
     std::uint64_t input_tokens = 0;
+    /// Texts the harness must never send to the model (a hostile repository's prompt files carry
+    /// them); each request that holds one records it in RequestRecord::watched.
+    std::vector<std::string> watch;
 
     bool operator==(const Script&) const = default;
 };
 
 /// Parses the JSON script format:
 /// {"steps":[{"intent":"write_file","path":"x","content":"y"}, …], "final":"done",
-///  "subagents":{"MARKER":{"steps":[…],"final":"…"}}, "input_tokens":N}.
+///  "subagents":{"MARKER":{"steps":[…],"final":"…"}}, "input_tokens":N, "watch":["TEXT", …]}.
 /// Intents: write_file{path,content}, shell{command}, delegate{task,marker},
 /// switch_mode{tool?}, call_tool{name}, reply{text}, write_report{content}; each may add
 /// "args":{…} (a call_tool argument "{{result:REGEX}}" takes REGEX's first group in the newest

@@ -136,15 +136,14 @@ Environment Scratch::environment(const Environment& base) const {
     }
     if (!env.count("PATH")) env["PATH"] = "/usr/local/bin:/usr/bin:/bin";
     if (!env.count("LANG")) env["LANG"] = "C.UTF-8";
-    env["TERM"] = "xterm-256color";
+    // Nothing else: a variable only the cell set (CI, NO_COLOR, a TERM of its own) would make it
+    // run another program than a dispatch of the same mapping, which inherits the user's.
     env["HOME"] = home();
     env["TMPDIR"] = tmp();
     env["XDG_CONFIG_HOME"] = m_root + "/xdg/config";
     env["XDG_DATA_HOME"] = m_root + "/xdg/data";
     env["XDG_STATE_HOME"] = m_root + "/xdg/state";
     env["XDG_CACHE_HOME"] = m_root + "/xdg/cache";
-    env["NO_COLOR"] = "1";
-    env["CI"] = "1";
     return env;
 }
 

@@ -188,7 +188,7 @@ RunCost GeminiFamily::run_cost(const std::string&, const std::string&,
 }
 
 std::string GeminiFamily::session_id(const std::string&, const std::string&,
-                                     const std::string& home) const {
+                                     const std::string& home, const Invocation&) const {
     // Chat recordings: gemini ~/.gemini/tmp/<project>/chats/session-*.json(l), qwen
     // ~/.qwen/projects/<project>/chats/<uuid>.jsonl; both carry "sessionId".
     const auto file = newest_chat(home + "/" + config_dir());

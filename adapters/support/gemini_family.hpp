@@ -43,8 +43,8 @@ public:
     /// last line per id; qwen: its assistant lines' usageMetadata); neither prices anything.
     RunCost run_cost(const std::string& out, const std::string& err,
                      const std::string& home) const override;
-    std::string session_id(const std::string& out, const std::string& err,
-                           const std::string& home) const override;
+    std::string session_id(const std::string& out, const std::string& err, const std::string& home,
+                           const Invocation&) const override;
 
     /// Project MCP servers under "mcpServers" in `<workspace>/<config_dir()>/settings.json`.
     std::optional<McpSetup> project_mcp(const std::string& workspace,

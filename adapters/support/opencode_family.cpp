@@ -275,7 +275,7 @@ OpenCodeFamily::project_mcp(const std::string& workspace,
 }
 
 std::string OpenCodeFamily::session_id(const std::string& out, const std::string& err,
-                                       const std::string& home) const {
+                                       const std::string& home, const Invocation&) const {
     return opencode_family::session_id(out, err, home, m_names);
 }
 

@@ -67,8 +67,8 @@ public:
     WireProtocol protocol() const override { return WireProtocol::openai_chat; }
     std::optional<McpSetup> project_mcp(const std::string& workspace,
                                         const std::vector<std::string>& server_argv) const override;
-    std::string session_id(const std::string& out, const std::string& err,
-                           const std::string& home) const override;
+    std::string session_id(const std::string& out, const std::string& err, const std::string& home,
+                           const Invocation&) const override;
     std::optional<std::string> final_message(const std::string& out) const override;
     RunCost run_cost(const std::string& out, const std::string& err,
                      const std::string& home) const override;

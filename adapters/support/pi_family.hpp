@@ -19,11 +19,15 @@ class PiFamily : public Adapter {
 public:
     std::vector<std::string> executable_names() const override { return {"pi"}; }
     VersionRange measured_versions() const override {
-        // The pin.
-        return {"0.73.1", "0.73.1"};
+        // The pin (@earendil-works/pi-coding-agent). 0.73.1, the last release of the package pi
+        // left (@mariozechner/pi-coding-agent), is outside: probed with this catalogue it sends a
+        // repository's .pi/SYSTEM.md, APPEND_SYSTEM.md and skills to the model (no project trust
+        // in 0.x), so hostile-workspace reads violated in plan.
+        return {"1.6.0", "1.6.0"};
     }
 
-    /// Refuses default (no approval system); otherwise `pi -p --tools <tool_list(mode)>`, plus
+    /// Refuses default (no approval system); otherwise `pi -p --no-extensions --tools
+    /// <tool_list(mode)>`, `--no-approve` (pi 1.x), `--session-dir <support>/pi-sessions`, plus
     /// `--session ID` when resuming (pi keeps no tool list in a session: it is re-passed).
     Result<Outcome> map(const PlanInput& input) const override;
 
@@ -31,16 +35,26 @@ public:
     /// workspace's own configuration; plan also forbids loading extension code.
     std::vector<std::string> forbidden_flags(Mode mode) const override;
 
-    /// `--session`: sonata's resume passes it, configured extra arguments may not.
+    /// `--session` and `--session-dir`: sonata's mapping passes them, configured extra arguments
+    /// may not.
     std::vector<std::string> reserved_flags(Mode mode) const override;
 
-    /// A project extension (code pi runs at start-up) and project settings that load it.
+    /// A project extension (code pi runs at start-up), project settings that load it, install a
+    /// package with the project's npmCommand and move the session dir out, and prompt files.
     std::vector<FileToWrite> hostile_files(const std::string& workspace,
                                            const std::string& canary) const override;
 
-    /// The uuid of the newest session file under `<home>/.pi/agent/sessions`.
-    std::string session_id(const std::string& out, const std::string& err,
-                           const std::string& home) const override;
+    /// pi 1.x's saved trust: `trust.json` naming the workspace, `defaultProjectTrust: "always"`.
+    std::vector<FileToWrite> hostile_user_files(const std::string& workspace) const override;
+
+    /// `.pi/mcp.json` (pi 1.x), in a workspace the user trusts.
+    std::optional<McpSetup> project_mcp(const std::string& workspace,
+                                        const std::vector<std::string>& server_argv) const override;
+
+    /// The uuid of the newest session file in the `--session-dir` the invocation names whose
+    /// header names its directory, else under `<home>/.pi/agent/sessions`.
+    std::string session_id(const std::string& out, const std::string& err, const std::string& home,
+                           const Invocation& invocation) const override;
 
     WireProtocol protocol() const override { return WireProtocol::openai_chat; }
     ToolVocabulary tools() const override;

@@ -46,7 +46,8 @@ std::string toml_array(const std::vector<std::string>& items) {
 std::string touch_command(const std::string& canary) { return "touch " + canary; }
 
 std::string newest_file(const std::string& dir,
-                        const std::function<bool(const std::string&)>& accept, int depth) {
+                        const std::function<bool(const std::string&)>& accept, int depth,
+                        const std::function<bool(const std::string&)>& keep) {
     std::error_code ec;
     std::string best;
     fs::file_time_type best_time{};
@@ -57,7 +58,7 @@ std::string newest_file(const std::string& dir,
         if (!it->is_regular_file(ec) || !accept(it->path().filename().string())) continue;
         const auto when = it->last_write_time(ec);
         if (ec) continue;
-        if (best.empty() || when > best_time) {
+        if ((best.empty() || when > best_time) && (!keep || keep(it->path().string()))) {
             best = it->path().string();
             best_time = when;
         }

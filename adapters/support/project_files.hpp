@@ -40,9 +40,11 @@ nlohmann::ordered_json session_start_hooks(const std::string& canary);
 nlohmann::ordered_json touch_mcp_server(const std::string& canary);
 
 /// The newest regular file below `dir` (recursively, at most `depth` levels) whose name satisfies
-/// `accept`; empty when there is none.
+/// `accept` and, when given, whose path satisfies `keep` (asked only of a file newer than the best
+/// so far); empty when there is none.
 std::string newest_file(const std::string& dir,
-                        const std::function<bool(const std::string&)>& accept, int depth = 4);
+                        const std::function<bool(const std::string&)>& accept, int depth = 4,
+                        const std::function<bool(const std::string&)>& keep = {});
 
 /// The text of `path`, at most `max_bytes` of it; empty when unreadable.
 std::string read_head(const std::string& path, std::size_t max_bytes = 64U * 1024U);

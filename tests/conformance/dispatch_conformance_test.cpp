@@ -17,6 +17,7 @@
 
 #include "adapters/registry.hpp"
 #include "adapters/support/planner.hpp"
+#include "core/node_runtime.hpp"
 #include "core/process.hpp"
 #include "dispatch/run.hpp"
 #include "probes/model_server.hpp"
@@ -155,6 +156,11 @@ protected:
         request.role = Role{kind == RoleKind::write ? "code" : "review", kind, {}, {}};
         request.executable = m_bin;
         request.version = GetParam().version;
+        // The Node.js the harness needs, chosen as `sonata dispatch` chooses it.
+        if (const auto need = node_need(m_bin)) {
+            auto runner = make_system_runner();
+            request.path_first = choose_node(*need, current_environment(), *runner).path_first;
+        }
         request.host = adapters::detect_host(); // as root, claude's bypass is refused
         request.support_dir = m_dir.path() + "/support";
         request.write_support_files = true;

@@ -110,7 +110,15 @@ std::vector<Hardening> hardenings() {
         {"pi_tools", "pi", Mode::plan, RoleKind::read_only, "write-withheld",
          "--tools read,grep,find,ls", drop_flag("--tools", true)},
         {"pi_no_extensions", "pi", Mode::plan, RoleKind::read_only, "hostile-workspace",
-         "--no-extensions", drop_flag("--no-extensions")},
+         "--no-extensions", drop_flag("--no-extensions"),
+         "pi 1.6.0 loads a project's extensions only when it trusts the project, which "
+         "--no-approve withholds, and offers a user's MCP tools only when --tools names them; it "
+         "stays because the user's own extensions (and pi's built-in MCP, code mode and tool "
+         "search extensions) would run in every mapping, and pi 0.x trusts every project"},
+        {"pi_no_approve", "pi", Mode::plan, RoleKind::read_only, "hostile-workspace",
+         "--no-approve (pi 1.x)", drop_flag("--no-approve")},
+        {"pi_session_dir", "pi", Mode::plan, RoleKind::read_only, "hostile-workspace",
+         "--session-dir <support>/pi-sessions", drop_flag("--session-dir", true)},
         {"qwen_bare", "qwen", Mode::plan, RoleKind::read_only, "hostile-workspace", "--bare",
          drop_flag("--bare")},
         {"reasonix_accept_edits_as_dont_ask", "reasonix", Mode::accept_edits, RoleKind::write,

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "adapters/registry.hpp"
+#include "core/node_runtime.hpp"
 #include "core/process.hpp"
 #include "probes/model_server.hpp"
 #include "probes/script.hpp"
@@ -83,6 +84,10 @@ protected:
         ASSERT_TRUE(scratch->write_files(injected->files));
         Environment env = scratch->environment(current_environment());
         env["PATH"] = m_path;
+        // The Node.js runtimes a user's own harness cache holds (pi 1.x needs Node.js 22): the
+        // scratch HOME has none.
+        if (const auto runtimes = harness_runtimes_dir(current_environment()); !runtimes.empty())
+            env["SONATA_RUNTIMES_DIR"] = runtimes;
         for (const char* child : {"pi", "reasonix"}) {
             Invocation inv;
             inv.argv = {child};

@@ -266,7 +266,7 @@ TEST_P(FakeHarnessResumeTest, ResumedSessionKeepsOrDropsTheMode) {
     const auto first = run({persona, "muse", Mode::plan, steps({}, "I have read the repository.")});
     EXPECT_EQ(first.result.out, "I have read the repository.\n");
     const std::string session =
-        adapter("muse").session_id(first.result.out, first.result.err, m_world.home());
+        adapter("muse").session_id(first.result.out, first.result.err, m_world.home(), {});
     ASSERT_EQ(session.size(), 16U) << first.result.err;
 
     FakeRunSpec resumed{persona, "muse", Mode::plan, steps({write_intent("probe-resumed.txt")})};

@@ -433,5 +433,24 @@ TEST(ModelServerResponses, FunctionCallsOutputsAndFinalText) {
     EXPECT_EQ(s.server.recording()[2].step, std::nullopt);
 }
 
+// A script's watched texts are recorded per request, wherever in the body they appear (a system
+// prompt the repository replaced), and only in the requests that hold them.
+TEST(ModelServerChat, RecordsTheWatchedTextsARequestHolds) {
+    Served s(R"({"steps":[],"final":"done","watch":["REPO-PROMPT-1","NEVER-SENT"]})",
+             vocabulary_of("pi"));
+    const json tools = json::array({chat_tool("read", {{"type", "object"}})});
+    (void)s.post(
+        "/v1/chat/completions",
+        chat_request(json::array({{{"role", "user"}, {"content", "hello"}}}), tools, false));
+    (void)s.post("/v1/chat/completions",
+                 chat_request(json::array({{{"role", "system"}, {"content", "x REPO-PROMPT-1 y"}},
+                                           {{"role", "user"}, {"content", "hello"}}}),
+                              tools, false));
+    const auto records = s.server.recording();
+    ASSERT_EQ(records.size(), 2U);
+    EXPECT_TRUE(records[0].watched.empty());
+    EXPECT_EQ(records[1].watched, std::vector<std::string>{"REPO-PROMPT-1"});
+}
+
 } // namespace
 } // namespace sonata::probes

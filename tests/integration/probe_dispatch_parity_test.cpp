@@ -2,8 +2,9 @@
 // a probe cell and a dispatch of the same mapping, each run on a recording fake runner, start the
 // same process — the same argv (the prompt aside, which is the probe's task in one and the run's
 // instructions in the other), on the same prompt channel, in the same workspace, with the same
-// variables set and removed by the plan. Only the base environment differs, by design: a probe
-// cell's is the scrubbed scratch world, a dispatch's is the user's.
+// environment: what each adds to, changes in and removes from its base environment is the same,
+// variable by variable, except the variables this test names with the reason. The base itself
+// differs by design: a probe cell's is the scrubbed scratch world, a dispatch's is the user's.
 #include <cstdlib>
 #include <regex>
 
@@ -34,6 +35,42 @@ constexpr std::pair<Mode, RoleKind> k_mappings[] = {{Mode::plan, RoleKind::read_
 /// A variable the planner removes, present in both base environments so that removing it shows.
 constexpr const char* k_planted = "IS_SANDBOX";
 
+/// Variables that may differ between a probe cell and a dispatch of the same mapping, and why.
+const std::map<std::string, std::string>& told_differences() {
+    const std::string scratch =
+        "a probe cell runs in a scratch world of its own; a dispatch in the "
+        "user's";
+    static const std::map<std::string, std::string> told{
+        {"HOME", scratch},
+        {"TMPDIR", scratch},
+        {"XDG_CONFIG_HOME", scratch},
+        {"XDG_DATA_HOME", scratch},
+        {"XDG_STATE_HOME", scratch},
+        {"XDG_CACHE_HOME", scratch},
+        {"SONATA_RUN_ID", "a dispatch names its run to the harness and its children"},
+        {"SONATA_RUN_MODE", "a dispatch tells a sonata its harness starts the mode it runs in"},
+        {"SONATA_RUNTIMES_DIR", "sonata's own setting, not carried into a cell's scratch world; "
+                                "no harness reads it"},
+    };
+    return told;
+}
+
+/// What `env` sets or changes relative to `base` (name → value), and what it removes from it
+/// (name → "<removed>"), without the variables told_differences() names.
+std::map<std::string, std::string> changes_from(const Environment& base, const Environment& env) {
+    std::map<std::string, std::string> out;
+    for (const auto& [name, value] : env) {
+        const auto was = base.find(name);
+        if (was == base.end() || was->second != value) out[name] = value;
+    }
+    for (const auto& [name, value] : base) {
+        if (!env.contains(name)) out[name] = "<removed>";
+    }
+    for (const auto& [name, why] : told_differences())
+        out.erase(name);
+    return out;
+}
+
 FakeRunner::Script harness_answers() {
     FakeRunner::Script script;
     script.chunks = {"an answer\n"};
@@ -63,11 +100,11 @@ protected:
     /// The harness's request in a probe cell of this mapping (the first applicable probe), or
     /// nothing when no probe applies.
     std::optional<ProcessRequest> probe_cell(const testing::Pin& pin, Mode mode, RoleKind kind,
-                                             std::string& support_dir) {
+                                             std::string& support_dir, Environment& env) {
         const std::string base =
             m_dir.make_dir("probe-" + pin.id + "-" + std::string(to_string(mode)));
         support_dir = base + "/support";
-        Environment env = testing::hermetic_env(m_dir);
+        env = testing::hermetic_env(m_dir);
         env[k_planted] = "1";
         for (const auto id : {probe_id::write_withheld, probe_id::outside_workspace_write,
                               probe_id::rm_prompt, probe_id::shell_write_withheld}) {
@@ -146,7 +183,8 @@ TEST_F(ProbeDispatchParity, AProbeCellAndADispatchOfTheSameMappingStartTheSamePr
         for (const auto& [mode, kind] : k_mappings) {
             SCOPED_TRACE(pin.id + " " + std::string(to_string(mode)));
             std::string support_dir;
-            const auto probed = probe_cell(pin, mode, kind, support_dir);
+            Environment probe_base;
+            const auto probed = probe_cell(pin, mode, kind, support_dir, probe_base);
             auto decision = adapters::decide(plan_request(pin, mode, kind, support_dir));
             ASSERT_TRUE(decision) << decision.error().message;
             if (!decision->runs() || decision->invocation().interactive) {
@@ -175,6 +213,10 @@ TEST_F(ProbeDispatchParity, AProbeCellAndADispatchOfTheSameMappingStartTheSamePr
                 EXPECT_EQ(ran.env.count(name), 0U) << name << " reaches the dispatched harness";
                 EXPECT_EQ(probed->env.count(name), 0U) << name << " reaches the probed harness";
             }
+            // The whole environment: every variable either side adds, changes or removes.
+            EXPECT_EQ(changes_from(current_environment(), ran.env),
+                      changes_from(probe_base, probed->env))
+                << "left: what the dispatch changed in its environment; right: the probe cell";
             ++compared;
         }
     }

@@ -96,14 +96,15 @@ TEST(ClaudeAdapter, SessionIdIsTheNewestTranscriptName) {
     ASSERT_TRUE(
         write_file_atomic((dir / "0b7e9c1e-1111-4222-8333-944455556666.jsonl").string(), "{}\n"));
     ASSERT_TRUE(write_file_atomic((dir / "notes.jsonl").string(), "{}\n"));
-    EXPECT_EQ(adapter.session_id("", "", home.string()), "0b7e9c1e-1111-4222-8333-944455556666");
-    EXPECT_EQ(adapter.session_id("", "", (home / "none").string()), "");
+    EXPECT_EQ(adapter.session_id("", "", home.string(), {}),
+              "0b7e9c1e-1111-4222-8333-944455556666");
+    EXPECT_EQ(adapter.session_id("", "", (home / "none").string(), {}), "");
     std::filesystem::remove_all(home);
 }
 
 TEST(CodexAdapterProjectFiles, SessionIdFromTheHeaderAndMcpInProjectConfig) {
     const auto& adapter = **adapters::find_adapter("codex");
-    EXPECT_EQ(adapter.session_id("", "model: m\nsession id: 019a-77\n--------\n", "/nowhere"),
+    EXPECT_EQ(adapter.session_id("", "model: m\nsession id: 019a-77\n--------\n", "/nowhere", {}),
               "019a-77");
     expect_project_mcp(
         "codex", "/w/.codex/config.toml",
@@ -122,7 +123,8 @@ TEST(QwenAdapterProjectFiles, McpInProjectSettingsAndSessionFromChats) {
         (home / ".qwen/projects/-run-ws/chats/5b0c2d1e-aaaa-4bbb-8ccc-0123456789ab.jsonl").string(),
         R"({"sessionId":"5b0c2d1e-aaaa-4bbb-8ccc-0123456789ab","type":"user"})"
         "\n"));
-    EXPECT_EQ(adapter.session_id("", "", home.string()), "5b0c2d1e-aaaa-4bbb-8ccc-0123456789ab");
+    EXPECT_EQ(adapter.session_id("", "", home.string(), {}),
+              "5b0c2d1e-aaaa-4bbb-8ccc-0123456789ab");
     std::filesystem::remove_all(home);
     EXPECT_EQ(adapter.hostile_files("/w", "/o/canary").size(), 1U);
 }

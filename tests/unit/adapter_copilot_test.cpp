@@ -138,10 +138,10 @@ TEST(CopilotAdapter, ReadsItsJsonLinesAndVersion) {
         R"({"type":"result","sessionId":"0cb916db-26aa-40f2-86b5-1ba81b225fd2","exitCode":0})"
         "\n";
     EXPECT_EQ(copilot.final_message(out), std::optional<std::string>("the report"));
-    EXPECT_EQ(copilot.session_id(out, "", "/h"), "0cb916db-26aa-40f2-86b5-1ba81b225fd2");
+    EXPECT_EQ(copilot.session_id(out, "", "/h", {}), "0cb916db-26aa-40f2-86b5-1ba81b225fd2");
     EXPECT_EQ(copilot.final_message("plain text\n"), std::nullopt);
     // A hostile session id is not one.
-    EXPECT_EQ(copilot.session_id(R"({"type":"result","sessionId":"../../x"})", "", "/h"), "");
+    EXPECT_EQ(copilot.session_id(R"({"type":"result","sessionId":"../../x"})", "", "/h", {}), "");
 }
 
 TEST(CopilotAdapter, TokensComeFromItsSessionEventLog) {

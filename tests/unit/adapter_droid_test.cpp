@@ -135,7 +135,7 @@ TEST(DroidAdapter, ReadsItsResultJson) {
         R"("output_tokens":32,"factory_credits":0}})"
         "\n";
     EXPECT_EQ(droid.final_message(out), std::optional<std::string>("the report"));
-    EXPECT_EQ(droid.session_id(out, "", "/h"), "933b2734-91e6-46bf-8829-64da969750ac");
+    EXPECT_EQ(droid.session_id(out, "", "/h", {}), "933b2734-91e6-46bf-8829-64da969750ac");
     const auto cost = droid.run_cost(out, "", "/h");
     EXPECT_EQ(cost.source, CostSource::unknown);
     EXPECT_FALSE(cost.usd);
@@ -143,7 +143,7 @@ TEST(DroidAdapter, ReadsItsResultJson) {
     EXPECT_EQ(cost.output_tokens, 32);
     EXPECT_EQ(droid.run_cost("no json\n", "", "/h"), RunCost{});
     EXPECT_EQ(droid.final_message("no json\n"), std::nullopt);
-    EXPECT_EQ(droid.session_id(R"({"session_id":"-rf /"})", "", "/h"), "");
+    EXPECT_EQ(droid.session_id(R"({"session_id":"-rf /"})", "", "/h", {}), "");
 }
 
 TEST(DroidAdapter, ProbedThroughACustomModelInItsHome) {

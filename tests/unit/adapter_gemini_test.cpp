@@ -203,8 +203,9 @@ TEST(Gemini, ProjectFilesAndSessionIds) {
     ASSERT_TRUE(
         write_file_atomic((chats / "session-2026-11-30T01-00-abcd.json").string(),
                           R"({"sessionId":"0b7e9c1e-1111-4222-8333-944455556666","messages":[]})"));
-    EXPECT_EQ(adapter.session_id("", "", home.string()), "0b7e9c1e-1111-4222-8333-944455556666");
-    EXPECT_EQ(adapter.session_id("", "", (home / "none").string()), "");
+    EXPECT_EQ(adapter.session_id("", "", home.string(), {}),
+              "0b7e9c1e-1111-4222-8333-944455556666");
+    EXPECT_EQ(adapter.session_id("", "", (home / "none").string(), {}), "");
     std::filesystem::remove_all(home);
 }
 

@@ -337,10 +337,10 @@ TEST(OpenCodeAdapter, ProjectMcpAndSessionId) {
     EXPECT_EQ(mcp->tool_name, "sonata-canary_touch");
     ASSERT_EQ(mcp->files.size(), 1U);
     EXPECT_EQ(mcp->files[0].path, "/w/opencode.json");
-    EXPECT_EQ(
-        adapter.session_id("", "INFO service=session id=ses_3f1aBc9 created\nses_zz", "/nowhere"),
-        "ses_3f1aBc9");
-    EXPECT_EQ(adapter.session_id("", "", "/nowhere"), "");
+    EXPECT_EQ(adapter.session_id("", "INFO service=session id=ses_3f1aBc9 created\nses_zz",
+                                 "/nowhere", {}),
+              "ses_3f1aBc9");
+    EXPECT_EQ(adapter.session_id("", "", "/nowhere", {}), "");
     EXPECT_EQ(adapter.hostile_files("/w", "/o/canary").size(), 2U);
 }
 
@@ -381,7 +381,7 @@ std::string captured_opencode(const std::string& name) {
 TEST(OpenCodeRunOutput, JsonEventsGiveTheSessionTheFinalTextAndTheTokens) {
     const auto& opencode = **adapters::find_adapter("opencode");
     const std::string out = captured_opencode("run-format-json.jsonl");
-    EXPECT_EQ(opencode.session_id(out, "", "/nowhere"), "ses_dcaf5f948ffe36j79dEFh8gUsB");
+    EXPECT_EQ(opencode.session_id(out, "", "/nowhere", {}), "ses_dcaf5f948ffe36j79dEFh8gUsB");
     EXPECT_EQ(opencode.final_message(out), std::optional<std::string>("ALL DONE FINAL"));
     // Two steps of 12345 input tokens each; opencode priced the unknown model at 0, which is no
     // price at all: the cost stays unknown.

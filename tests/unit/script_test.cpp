@@ -112,7 +112,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadScript{R"({"final":"x"})", "script: steps: missing, or not an array"},
         BadScript{R"({"steps":[],"stepz":1})", "script: top level: unknown key 'stepz' (did you "
                                                "mean 'steps'?); allowed: steps, final, "
-                                               "subagents, input_tokens"},
+                                               "subagents, input_tokens, watch"},
         BadScript{
             R"({"steps":[{"intent":"write_fil","path":"a","content":"b"}]})",
             "script: steps[0].intent: unknown intent 'write_fil' (did you mean 'write_file'?)"},
@@ -134,7 +134,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadScript{R"({"steps":[],"subagents":{"M":{"steps":[],"subagents":{}}}})",
                   "script: subagents.M: unknown key 'subagents'; allowed: steps, final"},
         BadScript{R"({"steps":[],"input_tokens":-1})",
-                  "script: input_tokens: must be a non-negative integer"}));
+                  "script: input_tokens: must be a non-negative integer"},
+        BadScript{R"({"steps":[],"watch":"x"})", "script: watch: must be an array of texts"},
+        BadScript{R"({"steps":[],"watch":["a",""]})",
+                  "script: watch[1]: must be a non-empty text"}));
 
 TEST(ScriptParse, RejectsInvalidJsonWithItsPosition) {
     const auto script = parse_script("{\"steps\": [");
