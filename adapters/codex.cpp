@@ -158,6 +158,13 @@ public:
         } else {
             inv.argv.emplace_back("exec");
         }
+        // hostile-workspace (codex 0.171.0): a project the user trusted (`[projects."<dir>"]
+        // trust_level = "trusted"` in ~/.codex/config.toml) has its .codex/config.toml, hooks and
+        // MCP servers loaded, sandbox_mode included; `-c projects=…` does not untrust it (trust is
+        // read before overrides apply), so the user's config is not read at all. The TUI has no
+        // such flag (and answers its trust card), and bypass relies on nothing.
+        const bool ignore_user_config = !tui && *sandbox != Sandbox::danger_full_access;
+        if (ignore_user_config) inv.argv.emplace_back("--ignore-user-config");
         inv.argv.insert(inv.argv.end(), {"--sandbox", name_of(*sandbox)});
         if (*sandbox == Sandbox::workspace_write) {
             // outside-workspace-write (codex 0.171.0): workspace-write also makes /tmp and $TMPDIR
@@ -168,6 +175,11 @@ public:
         }
         if (!in.model.empty()) inv.argv.insert(inv.argv.end(), {"-m", in.model});
         describe(inv, tui, *sandbox);
+        if (ignore_user_config) {
+            inv.notes.push_back("--ignore-user-config: ~/.codex/config.toml is not read (a "
+                                "project trusted there would load its own config); give "
+                                "providers with args = [\"-c\", …]");
+        }
         if (!in.resume_session.empty()) {
             // resume-keeps-mode (codex 0.171.0): a resumed session starts read-only whatever it
             // was, and `exec resume` rejects --sandbox; flags before `resume` belong to `exec`, so
@@ -204,6 +216,7 @@ public:
         // Config keys that would override the sandbox or approvals the mapping chose.
         return {"sandbox_mode",
                 "approval_policy",
+                "projects",
                 "sandbox_workspace_write",
                 "sandbox_permissions",
                 "permissions",
@@ -286,6 +299,12 @@ public:
                 {workspace + "/.codex/hooks.json", hooks}};
     }
 
+    std::vector<FileToWrite> hostile_user_files(const std::string& workspace) const override {
+        // The project trust codex's TUI saves in the user's config ("Trust this folder?").
+        return {{".codex/config.toml", "[projects." + project::toml_string(workspace) +
+                                           "]\ntrust_level = \"trusted\"\n"}};
+    }
+
     std::optional<McpSetup>
     project_mcp(const std::string& workspace,
                 const std::vector<std::string>& server_argv) const override {
@@ -296,7 +315,8 @@ public:
             "command = " + project::toml_string(server_argv.empty() ? "" : server_argv.front()) +
             "\nargs = " + project::toml_array(args) + "\n";
         return McpSetup{{{workspace + "/.codex/config.toml", config}},
-                        std::string("mcp__") + project::k_mcp_server + "__" + project::k_mcp_tool};
+                        std::string("mcp__") + project::k_mcp_server + "__" + project::k_mcp_tool,
+                        hostile_user_files(workspace)};
     }
 
     std::string session_id(const std::string& out, const std::string& err, const std::string&,
@@ -338,10 +358,11 @@ public:
         }
         const std::string codex_home = ep.home + "/.codex";
         out.invocation.env.insert({{"PROBE_KEY", ep.api_key}, {"CODEX_HOME", codex_home}});
-        // codex refuses a CODEX_HOME that does not exist; the file makes the directory.
+        // codex refuses a CODEX_HOME that does not exist; the file makes the directory, and
+        // leaves a config.toml the probe planted (a user's saved project trust) as it is.
         out.files.push_back(
-            {codex_home + "/config.toml",
-             "# CODEX_HOME of one sonata probe run: every setting comes from the command line.\n"});
+            {codex_home + "/sonata-probe-home.txt",
+             "CODEX_HOME of one sonata probe run: every setting comes from the command line.\n"});
         return out;
     }
 };

@@ -56,6 +56,12 @@ public:
                 {"denied by policy"}};
     }
 
+    std::vector<FileToWrite> hostile_user_files(const std::string& workspace) const override {
+        // The folder trust gemini's TUI saves ("Trust folder").
+        return {{".gemini/trustedFolders.json",
+                 nlohmann::ordered_json{{workspace, "TRUST_FOLDER"}}.dump(2) + "\n"}};
+    }
+
     std::vector<FileToWrite> hostile_files(const std::string& workspace,
                                            const std::string& canary) const override {
         // Workspace settings asking for yolo and allowing every tool, a hook, an MCP server and an
@@ -115,6 +121,13 @@ protected:
     std::string config_dir() const override { return ".gemini"; }
     std::string mcp_tool_name(const std::string& server, const std::string& tool) const override {
         return "mcp_" + server + "_" + tool;
+    }
+
+    // hostile-workspace (gemini 0.61.0): a folder the user trusted in the TUI (saved in
+    // ~/.gemini/trustedFolders.json) has its settings, hooks, MCP servers and extensions loaded
+    // although --skip-trust trusts it only after the settings are read.
+    std::string trusted_folders_variable() const override {
+        return "GEMINI_CLI_TRUSTED_FOLDERS_PATH";
     }
 };
 

@@ -76,6 +76,8 @@ Result<Outcome> GeminiFamily::map(const PlanInput& in) const {
     if (*tier != Mode::bypass_permissions && !mode_switch_policy().empty())
         inv.argv.insert(inv.argv.end(), {"--policy", policy_path(in.support_dir)});
     if (!in.model.empty()) inv.argv.insert(inv.argv.end(), {"-m", in.model});
+    if (const auto variable = trusted_folders_variable(); !variable.empty())
+        inv.env[variable] = trusted_folders_path(in.support_dir);
     inv.relies_on = relies_for(*tier);
     if (*tier == Mode::default_mode) {
         inv.notes.push_back(
@@ -104,10 +106,17 @@ std::vector<std::string> GeminiFamily::reserved_flags(Mode mode) const {
     return {"--policy"};
 }
 
+std::string GeminiFamily::trusted_folders_path(const std::string& support_dir) const {
+    return support_dir + "/" + std::string(id()) + "-trusted-folders.json";
+}
+
 std::vector<FileToWrite> GeminiFamily::support_files(const std::string& support_dir) const {
-    const auto policy = mode_switch_policy();
-    if (policy.empty()) return {};
-    return {{policy_path(support_dir), policy}};
+    std::vector<FileToWrite> files;
+    if (const auto policy = mode_switch_policy(); !policy.empty())
+        files.push_back({policy_path(support_dir), policy});
+    if (!trusted_folders_variable().empty())
+        files.push_back({trusted_folders_path(support_dir), "{}\n"});
+    return files;
 }
 
 std::optional<McpSetup>
@@ -115,7 +124,8 @@ GeminiFamily::project_mcp(const std::string& workspace,
                           const std::vector<std::string>& server_argv) const {
     return McpSetup{{{workspace + "/" + config_dir() + "/settings.json",
                       project::mcp_servers_json(server_argv)}},
-                    mcp_tool_name(project::k_mcp_server, project::k_mcp_tool)};
+                    mcp_tool_name(project::k_mcp_server, project::k_mcp_tool),
+                    hostile_user_files(workspace)};
 }
 
 namespace {

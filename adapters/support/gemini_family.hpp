@@ -73,8 +73,14 @@ protected:
     /// The name under which the harness offers tool `tool` of project MCP server `server`.
     virtual std::string mcp_tool_name(const std::string& server, const std::string& tool) const = 0;
 
+    /// The variable that names the harness's trusted-folders file (gemini:
+    /// GEMINI_CLI_TRUSTED_FOLDERS_PATH); empty when the mapping needs none. Every invocation
+    /// points it at an empty file of sonata's, so that no folder the user trusted is trusted.
+    virtual std::string trusted_folders_variable() const { return {}; }
+
 private:
     std::string policy_path(const std::string& support_dir) const;
+    std::string trusted_folders_path(const std::string& support_dir) const;
 };
 
 } // namespace sonata::adapters

@@ -1,5 +1,7 @@
 // The codex mode table, cell by cell, as whole invocations: sandbox per mode, the TUI for default,
 // the `sandbox` option (narrowing, widening, invalid), resume forms and endpoint injection.
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "adapters/registry.hpp"
@@ -22,7 +24,19 @@ const std::string k_tui_note = "interactive TUI in tmux: approval prompts surfac
 const std::string k_exec_write_note =
     "exec asks nothing: commands run unasked inside the workspace-write sandbox";
 
+const std::string k_ignore_user_config_note =
+    "--ignore-user-config: ~/.codex/config.toml is not read (a project trusted there would load "
+    "its own config); give providers with args = [\"-c\", …]";
+
+/// An exec invocation: `argv` as the table writes it, with `--ignore-user-config` (and its note)
+/// added before `--sandbox` under every sandbox but danger-full-access, as the mapping adds it.
 Invocation exec(Strings argv, Strings relies, Strings notes = {}) {
+    const auto sandbox = std::find(argv.begin(), argv.end(), "--sandbox");
+    if (sandbox != argv.end() && sandbox + 1 != argv.end() &&
+        *(sandbox + 1) != "danger-full-access") {
+        argv.insert(sandbox, "--ignore-user-config");
+        notes.push_back(k_ignore_user_config_note);
+    }
     return Invocation{.argv = std::move(argv),
                       .env = {},
                       .env_unset = k_unset,
@@ -191,7 +205,8 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(CodexAdapter, ModelIsPassedWithDashM) {
     PlanCase c = codex(Mode::plan);
     c.model = "o4-mini";
-    EXPECT_EQ(run(c).argv, (Strings{"codex", "exec", "--sandbox", "read-only", "-m", "o4-mini"}));
+    EXPECT_EQ(run(c).argv, (Strings{"codex", "exec", "--ignore-user-config", "--sandbox",
+                                    "read-only", "-m", "o4-mini"}));
 }
 
 TEST(CodexAdapter, WideningSandboxIsAnErrorNamingTheOption) {
@@ -287,21 +302,30 @@ TEST(CodexAdapter, EndpointInjectionForExecPutsProviderAfterExec) {
     auto injected = (*adapter)->inject_endpoint(planned, probe_endpoint());
     ASSERT_TRUE(injected) << injected.error().message;
     Invocation want = planned;
-    want.argv = {"codex",     "exec",
-                 "-c",        "model_provider=probe",
-                 "-c",        k_provider,
-                 "--sandbox", "workspace-write",
-                 "-c",        "sandbox_workspace_write.exclude_tmpdir_env_var=true",
-                 "-c",        "sandbox_workspace_write.exclude_slash_tmp=true",
-                 "-m",        "sonata-probe-model",
-                 "resume",    "sid"};
+    want.argv = {"codex",
+                 "exec",
+                 "-c",
+                 "model_provider=probe",
+                 "-c",
+                 k_provider,
+                 "--ignore-user-config",
+                 "--sandbox",
+                 "workspace-write",
+                 "-c",
+                 "sandbox_workspace_write.exclude_tmpdir_env_var=true",
+                 "-c",
+                 "sandbox_workspace_write.exclude_slash_tmp=true",
+                 "-m",
+                 "sonata-probe-model",
+                 "resume",
+                 "sid"};
     want.env = {{"PROBE_KEY", "sonata-probe-key-0000000000000000"},
                 {"CODEX_HOME", "/run/home/.codex"}};
     EXPECT_EQ(injected->invocation, want) << show(injected->invocation);
     ASSERT_EQ(injected->files.size(), 1U);
-    EXPECT_EQ(injected->files[0].path, "/run/home/.codex/config.toml");
+    EXPECT_EQ(injected->files[0].path, "/run/home/.codex/sonata-probe-home.txt");
     EXPECT_EQ(injected->files[0].content,
-              "# CODEX_HOME of one sonata probe run: every setting comes from the command line.\n");
+              "CODEX_HOME of one sonata probe run: every setting comes from the command line.\n");
 }
 
 TEST(CodexAdapter, EndpointInjectionForTheTuiAddsTheModel) {

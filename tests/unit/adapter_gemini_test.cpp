@@ -20,12 +20,12 @@ namespace {
 using Strings = std::vector<std::string>;
 using Options = std::map<std::string, std::string>;
 
+// GEMINI_CLI_TRUSTED_FOLDERS_PATH is not among them: the mapping sets it.
 const Strings k_unset{"IS_SANDBOX",
                       "GEMINI_CLI_TRUST_WORKSPACE",
                       "GEMINI_SANDBOX",
                       "GEMINI_CLI_SYSTEM_SETTINGS_PATH",
                       "GEMINI_CLI_SYSTEM_DEFAULTS_PATH",
-                      "GEMINI_CLI_TRUSTED_FOLDERS_PATH",
                       "GEMINI_CLI_HOME"};
 const Strings k_read_only{"write-withheld", "shell-write-withheld", "delegation-escape",
                           "self-promotion", "hostile-workspace",    "mcp-reachability"};
@@ -45,6 +45,11 @@ std::string policy_path() {
     return machine_dir(current_environment()) + "/support/gemini-deny-mode-switch.toml";
 }
 
+// The empty trusted-folders file every invocation names, so that no folder the user trusted is.
+std::string trusted_folders_path() {
+    return machine_dir(current_environment()) + "/support/gemini-trusted-folders.json";
+}
+
 const std::string k_policy =
     "# Written by sonata: gemini's own mode switches stay off below yolo.\n"
     "[[rule]]\ntoolName = \"exit_plan_mode\"\ndecision = \"deny\"\npriority = 999\n\n"
@@ -54,6 +59,7 @@ Invocation gemini(const std::string& tier, Strings relies, Strings notes) {
     Invocation inv;
     inv.argv = {"gemini", "--approval-mode", tier, "--skip-trust"};
     if (tier != "yolo") inv.argv.insert(inv.argv.end(), {"--policy", policy_path()});
+    inv.env = {{"GEMINI_CLI_TRUSTED_FOLDERS_PATH", trusted_folders_path()}};
     inv.env_unset = k_unset;
     inv.prompt = PromptChannel::stdin_pipe;
     inv.relies_on = std::move(relies);
@@ -178,7 +184,8 @@ TEST(Gemini, PolicyFlagIsReservedForTheMappingAndItsFileIsWritten) {
     const auto& adapter = **adapters::find_adapter("gemini");
     EXPECT_EQ(files_of(adapters::EndpointInjection{{}, adapter.support_files("/s")}),
               (std::vector<std::pair<std::string, std::string>>{
-                  {"/s/gemini-deny-mode-switch.toml", k_policy}}));
+                  {"/s/gemini-deny-mode-switch.toml", k_policy},
+                  {"/s/gemini-trusted-folders.json", "{}\n"}}));
 }
 
 TEST(Gemini, ProjectFilesAndSessionIds) {
@@ -218,8 +225,8 @@ TEST(Gemini, EndpointInjectionPointsAtTheServerWithApiKeyAuth) {
         adapter.inject_endpoint(decision->invocation(), {"http://127.0.0.1:4242", "/h", "/w"});
     ASSERT_TRUE(injected) << injected.error().message;
     Invocation want = gemini("plan", k_read_only, {k_trust});
-    want.env = {{"GEMINI_API_KEY", "sonata-probe-key-0000000000000000"},
-                {"GOOGLE_GEMINI_BASE_URL", "http://127.0.0.1:4242"}};
+    want.env.insert({{"GEMINI_API_KEY", "sonata-probe-key-0000000000000000"},
+                     {"GOOGLE_GEMINI_BASE_URL", "http://127.0.0.1:4242"}});
     EXPECT_EQ(injected->invocation, want) << show(injected->invocation);
     EXPECT_EQ(
         files_of(*injected),
