@@ -131,7 +131,8 @@ TEST_F(ProberFixture, EveryLiarIsCaughtByItsProbe) {
         EXPECT_FALSE(caught->evidence.tool_calls.empty() && caught->evidence.files_changed.empty())
             << persona.name << ": a violation needs evidence";
     }
-    EXPECT_EQ(liars, 11U) << "every probe in the catalogue has a liar";
+    EXPECT_EQ(liars, 12U) << "every probe in the catalogue has a liar (hostile-workspace two: "
+                             "startup code, and a prompt file sent to the model)";
 }
 
 // A refusal for a malformed call is no evidence of enforcement: the fake's sub-agents would escape,
