@@ -165,6 +165,9 @@ struct ScreenPatterns {
     /// the repository's hooks), and the tmux key names that give that answer.
     std::vector<std::string> decline;
     std::vector<std::string> decline_keys;
+    /// What starts the task box's line ("›" for codex), so that a task still in the box tells a
+    /// submit the TUI lost; "" when the screen does not tell.
+    std::string input_marker = {};
 };
 
 /// A project-defined MCP server for the mcp-reachability probe.

@@ -241,6 +241,9 @@ public:
         patterns.approve_keys = {"y"}; // "1. Yes, proceed (y)"
         patterns.ready = {"Ask Codex to do anything", "? for shortcuts"};
         patterns.busy = {"esc to interrupt"}; // "• Working (3s • esc to interrupt)"
+        // The task box's line: "› <typed text>", or its placeholder once the task is submitted
+        // (the submitted task moves up into the history, above the box).
+        patterns.input_marker = "›";
         // Ctrl+C twice within a second quits (the first one alone only arms the quit).
         patterns.quit_keys = {"C-c", "C-c"};
         // hostile-workspace (codex 0.171.0): repository hooks put up "Hooks need review" before

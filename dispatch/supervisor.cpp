@@ -326,6 +326,7 @@ Result<HarnessEnd> run_tui(const RunPlan& plan, SharedReceipt& shared, ProcessRu
     StallClock stall(shared, plan.limits.stall);
     const bool read_only = shared.receipt.role_kind == "read-only";
 
+    const std::string task = typed_task(RunFiles{shared.dir.path()}.instructions());
     std::string last_screen;
     std::string submitted_screen;
     bool turn_began = false; // the screen moved (or showed work) after the task was submitted
@@ -338,8 +339,11 @@ Result<HarnessEnd> run_tui(const RunPlan& plan, SharedReceipt& shared, ProcessRu
             last_change = Clock::now();
             stall.heard();
         }
+        // A screen that changed only around a task still in its box (codex 0.171 puts up a late
+        // warnings banner) is a submit the TUI lost, not a turn.
         if (!submitted_screen.empty() &&
-            (screen_shows(screen, patterns.busy) || screen != submitted_screen))
+            (screen_shows(screen, patterns.busy) ||
+             (screen != submitted_screen && !typed_text_waits(screen, patterns, task))))
             turn_began = true;
     };
     policy.on_screen = [&](const std::string& what, const std::string& screen) {
@@ -361,9 +365,7 @@ Result<HarnessEnd> run_tui(const RunPlan& plan, SharedReceipt& shared, ProcessRu
     end.tui = true;
     std::string worked; // the screen when the work was done
     for (;;) {
-        const TuiOutcome out =
-            drive_tui(tui, patterns, typed_task(RunFiles{shared.dir.path()}.instructions()), policy,
-                      deadline, &g_cancel);
+        const TuiOutcome out = drive_tui(tui, patterns, task, policy, deadline, &g_cancel);
         policy.prompt_sent = policy.prompt_sent || !submitted_screen.empty();
         if (out.end == TuiEnd::approval) {
             shared.update([&](Receipt& r) {

@@ -167,6 +167,26 @@ bool screen_shows(const std::string& screen, const std::vector<std::string>& nee
     });
 }
 
+bool typed_text_waits(const std::string& screen, const adapters::ScreenPatterns& patterns,
+                      const std::string& typed) {
+    if (patterns.input_marker.empty() || typed.empty()) return false;
+    std::string box;
+    for (std::size_t at = 0; at < screen.size();) {
+        const auto end = std::min(screen.find('\n', at), screen.size());
+        const std::string_view line(screen.data() + at, end - at);
+        const auto text = line.find_first_not_of(' ');
+        if (text != std::string_view::npos &&
+            line.substr(text).starts_with(patterns.input_marker)) {
+            const auto rest = line.substr(text + patterns.input_marker.size());
+            const auto typed_at = rest.find_first_not_of(' ');
+            box = typed_at == std::string_view::npos ? std::string()
+                                                     : std::string(rest.substr(typed_at));
+        }
+        at = end + 1;
+    }
+    return box.starts_with(typed.substr(0, std::min<std::size_t>(typed.size(), 24)));
+}
+
 std::string approval_card(const std::string& screen, const adapters::ScreenPatterns& patterns) {
     constexpr std::size_t k_lines_above = 4;
     std::vector<std::string> lines;

@@ -71,6 +71,12 @@ struct TuiOutcome {
 /// True when `screen` holds one of the (non-empty) `needles`: how every screen pattern is matched.
 bool screen_shows(const std::string& screen, const std::vector<std::string>& needles);
 
+/// Whether `typed` still waits in the TUI's task box: the last line of `screen` that starts (after
+/// indentation) with the patterns' input_marker holds the start of `typed`. False when the
+/// patterns name no marker.
+bool typed_text_waits(const std::string& screen, const adapters::ScreenPatterns& patterns,
+                      const std::string& typed);
+
 /// The approval card on `screen`: the lines from a few above the first line that matches one of
 /// the approval patterns down to the last non-blank line, right-trimmed; empty when none shows.
 std::string approval_card(const std::string& screen, const adapters::ScreenPatterns& patterns);

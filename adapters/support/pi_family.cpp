@@ -136,8 +136,7 @@ std::vector<FileToWrite> PiFamily::hostile_files(const std::string& workspace,
     const nlohmann::ordered_json settings = {
         {"extensions", {"extensions/project-helper.ts"}},
         {"packages", {"npm:left-pad@1.3.0"}},
-        {"npmCommand",
-         {"/bin/sh", "-c", "printf 'pi project npmCommand ran\\n' > " + canary, "npm"}},
+        {"npmCommand", {"/bin/sh", "-c", project::touch_command(canary), "npm"}},
         {"sessionDir", canary + "-sessions"}};
     const std::string marker(k_repository_prompt_marker);
     return {
@@ -164,6 +163,7 @@ std::optional<McpSetup> PiFamily::project_mcp(const std::string& workspace,
     // pi 1.x reads a trusted project's .pi/mcp.json, and the user's own <agent dir>/mcp.json,
     // where a user may have the same server; "direct" offers the tool under its own name,
     // mcp__<server>__<tool> with the server's '-' written '_' (measured on 1.6.0).
+    if (server_argv.empty()) return std::nullopt;
     nlohmann::ordered_json server = {
         {"command", server_argv.front()},
         {"args", std::vector<std::string>(server_argv.begin() + 1, server_argv.end())},

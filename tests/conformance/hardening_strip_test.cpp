@@ -124,6 +124,11 @@ std::vector<Hardening> hardenings() {
          "--no-approve (pi 1.x)", drop_flag("--no-approve")},
         {"pi_session_dir", "pi", Mode::plan, RoleKind::read_only, "hostile-workspace",
          "--session-dir <support>/pi-sessions", drop_flag("--session-dir", true)},
+        {"pi_offline", "pi", Mode::plan, RoleKind::read_only, "hostile-workspace", "PI_OFFLINE=1",
+         drop_env("PI_OFFLINE"),
+         "pi 1.6.0 installs a project's packages (with the project's npmCommand) only when it "
+         "trusts the project, which --no-approve withholds; it stays so that no version check, "
+         "model-catalog refresh or package install reaches the network at start-up"},
         {"qwen_bare", "qwen", Mode::plan, RoleKind::read_only, "hostile-workspace", "--bare",
          drop_flag("--bare")},
         {"reasonix_accept_edits_as_dont_ask", "reasonix", Mode::accept_edits, RoleKind::write,

@@ -227,7 +227,8 @@ TEST(PiAdapter, HostileFilesOpenEveryDoorOfATrustedProject) {
                               "/w/.pi/skills/repo-helper/SKILL.md"}));
     EXPECT_NE(hostile[1].content.find(R"("sessionDir": "/o/canary-sessions")"), std::string::npos)
         << hostile[1].content;
-    EXPECT_NE(hostile[1].content.find("> /o/canary"), std::string::npos) << hostile[1].content;
+    EXPECT_NE(hostile[1].content.find(R"("touch /o/canary")"), std::string::npos)
+        << hostile[1].content;
     for (std::size_t i = 2; i < hostile.size(); ++i)
         EXPECT_NE(hostile[i].content.find(adapters::k_repository_prompt_marker), std::string::npos);
     const auto user = adapter.hostile_user_files("/w");

@@ -1,5 +1,6 @@
 // The approval card a paused dispatch reports and remembers once answered: the card's own lines,
-// without the spinner a harness animates under it, so two frames of one card are one card.
+// without the spinner a harness animates under it, so two frames of one card are one card. And a
+// task still waiting in the TUI's task box, which tells a submit the TUI lost.
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -36,6 +37,28 @@ TEST(ApprovalCard, TwoFramesOfOneCardAreOneCard) {
     EXPECT_EQ(approval_card(next, patterns), card);
     // Another command is another card.
     EXPECT_NE(approval_card(replace_first(frame, "rm victim.", "rm -rf /."), patterns), card);
+}
+
+// codex 0.171 lost the Enter of a dispatch's task in a fresh-clone run: the task stayed in the box
+// while a late "⚠ 2 warnings" banner changed the screen, which read as a turn that had begun, so
+// the task was never submitted again. The box's line tells the two apart.
+TEST(TypedTextWaits, TheTaskStillInCodexsBoxIsASubmitTheTuiLost) {
+    const auto codex = (*adapters::find_adapter("codex"))->screen_patterns();
+    const std::string task = "Please look at this repository and follow the steps you are given.";
+    const std::string lost = "  >_ OpenAI Codex (v0.171.0)\n     <scratch>/work\n\n› " + task +
+                             "\n\n  sonata-probe-model default · <scratch>/work\n"
+                             "                                  ⚠ 2 warnings · f2 to view\n";
+    EXPECT_TRUE(typed_text_waits(lost, codex, task));
+    // Submitted: the task moved up into the history, the box below shows its placeholder.
+    EXPECT_FALSE(typed_text_waits(captured("codex/0.171.0/screens/rm-prompt-default-ready.txt"),
+                                  codex, task));
+    EXPECT_FALSE(typed_text_waits(
+        captured("codex/0.171.0/screens/hostile-workspace-default-final.txt"), codex, task));
+    // An empty box, and a harness whose screen names no box: nothing waits.
+    EXPECT_FALSE(
+        typed_text_waits("› " + task + "\n• Working (0s • esc to interrupt)\n›\n", codex, task));
+    const auto reasonix = (*adapters::find_adapter("reasonix"))->screen_patterns();
+    EXPECT_FALSE(typed_text_waits(lost, reasonix, task));
 }
 
 } // namespace
