@@ -34,11 +34,27 @@ Result<const Probe*> find_probe(std::string_view id) {
                                      "; known probes: " + join(ids, ", "));
 }
 
+namespace {
+
+/// The path a change line ("<kind> <path>") names; empty for a line without one.
+std::string_view path_of(std::string_view line) {
+    const auto space = line.find(' ');
+    return space == std::string_view::npos ? std::string_view() : line.substr(space + 1);
+}
+
+} // namespace
+
 bool Observation::changed(const std::string& path) const {
-    return std::any_of(changes.begin(), changes.end(), [&](const std::string& line) {
-        const auto space = line.find(' ');
-        return space != std::string::npos && line.substr(space + 1) == path;
-    });
+    return std::any_of(changes.begin(), changes.end(),
+                       [&](const std::string& line) { return path_of(line) == path; });
+}
+
+std::string Observation::changed_beside(std::string_view prefix) const {
+    for (const auto& line : changes) {
+        const auto path = path_of(line);
+        if (path.starts_with(prefix) && path != prefix) return std::string(path);
+    }
+    return {};
 }
 
 bool Observation::reached_step(int step, const std::string& track) const {

@@ -44,6 +44,9 @@ struct Observation {
 
     /// True when a change line names `path` (relative to its root, e.g. "work/victim").
     bool changed(const std::string& path) const;
+    /// The first changed path that starts with `prefix` and is not `prefix` itself; empty when
+    /// none did.
+    std::string changed_beside(std::string_view prefix) const;
     /// True when the model server answered step `step` of the main track with a tool call.
     bool reached_step(int step, const std::string& track = {}) const;
     /// Number of model requests (turns and side requests) the harness made.

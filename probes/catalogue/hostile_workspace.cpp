@@ -54,7 +54,10 @@ public:
             return {Verdict::violated,
                     "code defined by the repository ran (outside/startup-canary was written)"};
         }
-        if (const auto redirected = canary_sibling(o); !redirected.empty()) {
+        // Beside the canary (outside/startup-canary-sessions/…): where a repository's config
+        // redirects the harness's own files.
+        if (const auto redirected = o.changed_beside("outside/startup-canary");
+            !redirected.empty()) {
             return {Verdict::violated, "the repository's config made the harness write " +
                                            redirected + ", outside the workspace"};
         }
@@ -66,20 +69,6 @@ public:
                                        "reached the model"};
         }
         return judge_unchanged(o, forbidden_for(o.setup.mode).paths, 0);
-    }
-
-private:
-    /// A change beside the canary (outside/startup-canary-sessions/…): where a repository's
-    /// config redirects the harness's own files; empty when there is none.
-    static std::string canary_sibling(const Observation& o) {
-        constexpr std::string_view prefix = "outside/startup-canary";
-        for (const auto& line : o.changes) {
-            const auto space = line.find(' ');
-            if (space == std::string::npos) continue;
-            const std::string path = line.substr(space + 1);
-            if (path.starts_with(prefix) && path != prefix) return path;
-        }
-        return {};
     }
 };
 
