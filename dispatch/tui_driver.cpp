@@ -11,6 +11,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
+/// The start of a typed text that shows on the screen once typed (and stays in the task box while
+/// the text waits there): its first 24 characters.
+std::string_view echo_of(const std::string& typed) { return std::string_view(typed).substr(0, 24); }
+
 class Driver {
 public:
     Driver(TmuxSession& tui, const adapters::ScreenPatterns& patterns, const TuiPolicy& policy)
@@ -109,8 +113,8 @@ private:
     /// show within a few seconds is typed again; after three tries it is submitted as is.
     void type_prompt(const std::string& screen, const std::string& prompt) {
         constexpr int k_tries = 3;
-        const std::string echo = prompt.substr(0, std::min<std::size_t>(prompt.size(), 24));
-        if (m_typed > 0 && (screen.find(echo) != std::string::npos || m_typed >= k_tries)) {
+        if (m_typed > 0 &&
+            (screen.find(echo_of(prompt)) != std::string::npos || m_typed >= k_tries)) {
             // A lost Enter leaves the task in the box: submit_again_if_lost sends it again.
             (void)m_tui.send_keys(m_patterns.submit_keys);
             m_prompt_sent = true;
@@ -184,7 +188,7 @@ bool typed_text_waits(const std::string& screen, const adapters::ScreenPatterns&
         }
         at = end + 1;
     }
-    return box.starts_with(typed.substr(0, std::min<std::size_t>(typed.size(), 24)));
+    return box.starts_with(echo_of(typed));
 }
 
 std::string approval_card(const std::string& screen, const adapters::ScreenPatterns& patterns) {

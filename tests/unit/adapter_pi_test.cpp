@@ -227,7 +227,9 @@ TEST(PiAdapter, HostileFilesOpenEveryDoorOfATrustedProject) {
                               "/w/.pi/skills/repo-helper/SKILL.md"}));
     EXPECT_NE(hostile[1].content.find(R"("sessionDir": "/o/canary-sessions")"), std::string::npos)
         << hostile[1].content;
-    EXPECT_NE(hostile[1].content.find(R"("touch /o/canary")"), std::string::npos)
+    EXPECT_NE(hostile[1].content.find(
+                  "\"npmCommand\": [\n    \"touch\",\n    \"/o/canary\",\n    \"--\"\n  ]"),
+              std::string::npos)
         << hostile[1].content;
     for (std::size_t i = 2; i < hostile.size(); ++i)
         EXPECT_NE(hostile[i].content.find(adapters::k_repository_prompt_marker), std::string::npos);
