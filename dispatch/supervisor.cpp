@@ -356,8 +356,10 @@ Result<HarnessEnd> run_tui(const RunPlan& plan, SharedReceipt& shared, ProcessRu
             if (report && !trimmed(*report).empty()) return true;
         }
         const std::string& screen = last_screen;
+        // A task still waiting in its box is a submit the TUI lost, whatever moved before.
         return turn_began && Clock::now() - last_change >= k_turn_quiet &&
                !screen_shows(screen, patterns.busy) && !screen_shows(screen, patterns.approval) &&
+               !typed_text_waits(screen, patterns, task) &&
                (patterns.ready.empty() || screen_shows(screen, patterns.ready));
     };
 

@@ -90,19 +90,20 @@ private:
             (m_typed > 0 || m_patterns.ready.empty() || screen_shows(screen, m_patterns.ready))) {
             type_prompt(screen, prompt);
         }
-        submit_again_if_lost();
+        submit_again_if_lost(screen, prompt);
         return std::nullopt;
     }
 
-    /// A submit key the TUI lost (codex 0.171 did, under load) leaves the task in the box and the
-    /// model never reached: after a while with no sign of a turn, the task is submitted again, at
-    /// most twice. Only the drive that typed the task does this.
-    void submit_again_if_lost() {
-        constexpr int k_submits = 3;
+    /// A submit key the TUI lost (codex 0.171 did, under load, more than once in a row) leaves the
+    /// task in the box and the model never reached: after a while the task is submitted again (see
+    /// submit_lost), at most five more times. Only the drive that typed the task does this.
+    void submit_again_if_lost(const std::string& screen, const std::string& prompt) {
+        constexpr int k_submits = 6;
         constexpr auto k_wait = std::chrono::seconds(8);
-        if (m_submits == 0 || m_submits >= k_submits || !m_policy.model_reached ||
-            m_policy.model_reached() || Clock::now() - m_submitted_at < k_wait)
+        if (m_submits == 0 || m_submits >= k_submits || Clock::now() - m_submitted_at < k_wait)
             return;
+        const bool turn_seen = !m_policy.model_reached || m_policy.model_reached();
+        if (!submit_lost(screen, m_patterns, prompt, turn_seen)) return;
         (void)m_tui.send_keys(m_patterns.submit_keys);
         m_submitted_at = Clock::now();
         ++m_submits;
@@ -189,6 +190,12 @@ bool typed_text_waits(const std::string& screen, const adapters::ScreenPatterns&
         at = end + 1;
     }
     return box.starts_with(echo_of(typed));
+}
+
+bool submit_lost(const std::string& screen, const adapters::ScreenPatterns& patterns,
+                 const std::string& typed, bool turn_seen) {
+    if (patterns.input_marker.empty()) return !turn_seen;
+    return typed_text_waits(screen, patterns, typed) && !screen_shows(screen, patterns.busy);
 }
 
 std::string approval_card(const std::string& screen, const adapters::ScreenPatterns& patterns) {

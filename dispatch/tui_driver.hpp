@@ -77,6 +77,13 @@ bool screen_shows(const std::string& screen, const std::vector<std::string>& nee
 bool typed_text_waits(const std::string& screen, const adapters::ScreenPatterns& patterns,
                       const std::string& typed);
 
+/// Whether the submit of `typed` was lost, as `screen` shows it: the text still waits in the task
+/// box and the TUI shows no work, where the patterns name the box's marker (so a screen captured
+/// mid-redraw, which once read as a turn, cannot stop the task from being submitted again); else
+/// when no sign of a turn (`turn_seen`) showed since the submit.
+bool submit_lost(const std::string& screen, const adapters::ScreenPatterns& patterns,
+                 const std::string& typed, bool turn_seen);
+
 /// The approval card on `screen`: the lines from a few above the first line that matches one of
 /// the approval patterns down to the last non-blank line, right-trimmed; empty when none shows.
 std::string approval_card(const std::string& screen, const adapters::ScreenPatterns& patterns);

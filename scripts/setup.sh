@@ -88,6 +88,22 @@ real_cells_summary() {
   echo "setup: ${cells} real-harness cells probed on ${harnesses:-0} pinned harness(es)${SONATA_HARNESSES_SKIP_REASON:+ (${SONATA_HARNESSES_SKIP_REASON})}"
 }
 
+# When tests failed: the end of each failed test's output (from ctest's log), then ctest's summary
+# again, so the failure is readable in the last lines of a long CI log.
+failed_tests_again() {
+  local log="$build/Testing/Temporary/LastTest.log" failed="$build/Testing/Temporary/LastTestsFailed.log" name
+  [ -s "$failed" ] || return 0
+  cut -d: -f2- "$failed" | head -n 3 | while IFS= read -r name; do
+    echo "setup: the end of the output of the failed test $name:"
+    awk -v name="$name" '
+      $0 ~ /^[0-9]+\/[0-9]+ Test: / { test = substr($0, index($0, ": ") + 2); sub(/  # .*$/, "", test); inside = (test == name) }
+      inside && /^<end of output>$/ { inside = 0 }
+      inside' "$log" | tail -n 40
+  done
+  echo "setup: $(wc -l < "$failed") test(s) failed:"
+  cut -d: -f2- "$failed"
+}
+
 case "$job" in
   probe)
     install_missing "${debian_packages[@]}"
@@ -101,7 +117,12 @@ case "$job" in
     install_harnesses
     provide_bubblewrap
     status=0
-    (cd "$build" && PATH="${harness_bin:+$harness_bin:}$PATH" ctest --output-on-failure -j 2 --timeout 900) || status=$?
+    (cd "$build" && PATH="${harness_bin:+$harness_bin:}$PATH" ctest --output-on-failure -j 2 --timeout 900) \
+      | tee "$build/ctest-output.log" || status=$? # pipefail: ctest's status
+    if [ "$status" -ne 0 ]; then
+      failed_tests_again
+      grep -E '^[0-9]+% tests passed' "$build/ctest-output.log" || true
+    fi
     real_cells_summary
     exit "$status"
     ;;

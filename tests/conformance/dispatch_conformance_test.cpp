@@ -101,16 +101,17 @@ protected:
         return dir ? *dir : std::string();
     }
 
-    /// Waits for the run; a run that does not end as `expected` shows its log and receipt.
+    /// Waits for the run; a run that does not end as `expected` shows its logs and receipt.
     dispatch::Receipt wait(const std::string& dir, dispatch::RunState expected) {
         auto done = dispatch::wait_run(dir, std::chrono::seconds(200));
         EXPECT_TRUE(done) << done.error().message;
         if (done->state != expected) {
-            ADD_FAILURE() << "harness.log:\n"
-                          << (std::filesystem::exists(dir + "/harness.log")
-                                  ? testing::read_text(dir + "/harness.log")
-                                  : "")
-                          << "\nreceipt:\n"
+            const auto log = [&](const std::string& name) {
+                const std::string path = dir + "/" + name;
+                return name + ":\n" +
+                       (std::filesystem::exists(path) ? testing::read_text(path) : "") + "\n";
+            };
+            ADD_FAILURE() << log("harness.log") << log("supervisor.log") << "receipt:\n"
                           << dispatch::receipt_to_json(*done);
         }
         return *done;

@@ -61,5 +61,28 @@ TEST(TypedTextWaits, TheTaskStillInCodexsBoxIsASubmitTheTuiLost) {
     EXPECT_FALSE(typed_text_waits(lost, reasonix, task));
 }
 
+// Under load codex 0.171 lost a dispatch's Enter again while a screen captured between two
+// redraws had already read as a turn: the task waited in its box for the run's whole time limit.
+// What the box shows now decides, whatever the screens before it showed.
+TEST(SubmitLost, IsWhatTheBoxShowsNowWhereTheTuiHasABox) {
+    const auto codex = (*adapters::find_adapter("codex"))->screen_patterns();
+    const std::string task = "Read the file instructions.md and do the task it describes.";
+    const std::string waiting =
+        "  >_ OpenAI Codex (v0.171.0)\n\n› " + task + "\n\n  sonata-probe-model default\n";
+    EXPECT_TRUE(submit_lost(waiting, codex, task, true));
+    EXPECT_TRUE(submit_lost(waiting, codex, task, false));
+    // Working on it, or the task moved up into the history: not lost.
+    EXPECT_FALSE(
+        submit_lost("› " + task + "\n• Working (0s • esc to interrupt)\n›\n", codex, task, false));
+    EXPECT_FALSE(submit_lost(captured("codex/0.171.0/screens/hostile-workspace-default-final.txt"),
+                             codex, task, false));
+    // A screen caught mid-redraw shows no box: wait for the next one.
+    EXPECT_FALSE(submit_lost("\n\n\n", codex, task, false));
+    // A TUI whose box sonata cannot read: lost while no sign of a turn showed.
+    const auto reasonix = (*adapters::find_adapter("reasonix"))->screen_patterns();
+    EXPECT_TRUE(submit_lost(waiting, reasonix, task, false));
+    EXPECT_FALSE(submit_lost(waiting, reasonix, task, true));
+}
+
 } // namespace
 } // namespace sonata::dispatch
