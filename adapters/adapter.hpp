@@ -61,6 +61,25 @@ struct WriteDoor {
     bool operator==(const WriteDoor&) const = default;
 };
 
+/// What a tool the harness offers can do, as the tool census reads it.
+enum class ToolClass {
+    read_only,   ///< Reads the workspace (files, search, listings).
+    file_write,  ///< Writes files (write tools and the other write doors).
+    shell,       ///< Runs commands, or talks to a running one.
+    delegate,    ///< Starts, steers or reads a sub-agent.
+    mode_switch, ///< Changes the harness's own permission mode.
+    mcp,         ///< Reaches an MCP server's tools or resources.
+    other,       ///< Known, and none of the above (web search, goals, to-do lists, questions).
+};
+
+std::string_view to_string(ToolClass tool_class);
+
+/// A tool the adapter knows besides the ones its vocabulary calls, with what it can do.
+struct KnownTool {
+    std::string name;
+    ToolClass what = ToolClass::other;
+};
+
 /// How the scripted model expresses an intent with this harness's tools. Each list is in order of
 /// preference; the model server uses the first name the harness actually offered, and falls back to
 /// the first name when none was offered (the harness must then reject the call).
@@ -99,6 +118,14 @@ struct ToolVocabulary {
     /// tool the harness withheld (and so whose schema is unknown) must carry to be well-formed
     /// (droid's Execute wants a riskLevel, and a model that wants the command run says "low").
     std::string shell_args_json = {};
+    /// The rest of the tools the harness is known to offer, measured on the pins (the tool
+    /// census): a tool in none of the lists above and not here is one sonata has never heard of.
+    std::vector<KnownTool> known = {};
+    /// The classes of tool a read-only mapping of this harness offers and refuses when called
+    /// (a sandbox, a plan-mode check) instead of withholding them; the probe that calls each
+    /// (write-withheld, shell-write-withheld, delegation-escape, self-promotion,
+    /// mcp-reachability) measures the refusal. Any other writing class offered there is a hole.
+    std::vector<ToolClass> read_only_guarded = {};
 };
 
 /// Texts that tell, in a tool result, why the harness refused a call (substrings, matched without

@@ -109,6 +109,19 @@ public:
                           R"({"cron": "17 3 * * *", "prompt": "touch probe-cron.txt", )"
                           R"("durable": true})",
                           ".claude/scheduled_tasks.json"}};
+        // The tool census, measured on 2.1.332: what plan (--tools=Read,Grep,Glob) and the
+        // writing modes offer besides the tools above.
+        v.known = {{"Read", ToolClass::read_only},
+                   {"Glob", ToolClass::read_only},
+                   {"Grep", ToolClass::read_only},
+                   {"Edit", ToolClass::file_write},
+                   {"ListAgents", ToolClass::delegate},
+                   {"Workflow", ToolClass::delegate},
+                   {"DeferredToolPlaceholder", ToolClass::other},
+                   {"ReportFindings", ToolClass::other},
+                   {"ScheduleWakeup", ToolClass::other},
+                   {"Skill", ToolClass::other},
+                   {"ToolSearch", ToolClass::other}};
         return v;
     }
 

@@ -259,18 +259,37 @@ public:
         // Measured on 0.171.0 (model gpt-5.5): spawn_agent is not listed but deferred in the
         // namespace multi_agent_v1, and called there without a tool search; its agent_type is
         // optional (omitted: `default`), so a well-formed call names none.
-        return {{"apply_patch"},
-                "",
-                "input",
-                false,
-                {"exec_command"},
-                "cmd",
-                {"spawn_agent", "multi_agent_v1.spawn_agent"},
-                "message",
-                {},
-                {},
-                "",
-                {}};
+        ToolVocabulary v{{"apply_patch"},
+                         "",
+                         "input",
+                         false,
+                         {"exec_command"},
+                         "cmd",
+                         {"spawn_agent", "multi_agent_v1.spawn_agent"},
+                         "message",
+                         {},
+                         {},
+                         "",
+                         {}};
+        // The tool census, measured on 0.171.0. Its read-only sandbox refuses the shell's writes
+        // and its sub-agents inherit it: plan offers both (shell-write-withheld and
+        // delegation-escape measure the refusals).
+        v.known = {{"write_stdin", ToolClass::shell},
+                   {"close_agent", ToolClass::delegate},
+                   {"resume_agent", ToolClass::delegate},
+                   {"send_input", ToolClass::delegate},
+                   {"wait_agent", ToolClass::delegate},
+                   {"view_image", ToolClass::read_only},
+                   {"list_mcp_resources", ToolClass::mcp},
+                   {"list_mcp_resource_templates", ToolClass::mcp},
+                   {"read_mcp_resource", ToolClass::mcp},
+                   {"create_goal", ToolClass::other},
+                   {"get_goal", ToolClass::other},
+                   {"update_goal", ToolClass::other},
+                   {"request_user_input", ToolClass::other},
+                   {"web_search", ToolClass::other}};
+        v.read_only_guarded = {ToolClass::shell, ToolClass::delegate};
+        return v;
     }
 
     RefusalTexts refusal_texts() const override {

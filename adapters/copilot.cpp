@@ -178,7 +178,22 @@ public:
                 .mode_switch = {},
                 .mode_enter = {},
                 .delegate_agent_field = "agent_type",
-                .delegate_agents = {"general-purpose", "task"}};
+                .delegate_agents = {"general-purpose", "task"},
+                // The tool census, measured on 1.0.102.
+                .known = {{"glob", ToolClass::read_only},
+                          {"grep", ToolClass::read_only},
+                          {"view", ToolClass::read_only},
+                          {"edit", ToolClass::file_write},
+                          {"list_bash", ToolClass::shell},
+                          {"read_bash", ToolClass::shell},
+                          {"stop_bash", ToolClass::shell},
+                          {"list_agents", ToolClass::delegate},
+                          {"read_agent", ToolClass::delegate},
+                          {"write_agent", ToolClass::delegate},
+                          {"fetch_copilot_cli_documentation", ToolClass::other},
+                          {"session_store_sql", ToolClass::other},
+                          {"sql", ToolClass::other},
+                          {"skill", ToolClass::other}}};
     }
 
     RefusalTexts refusal_texts() const override {

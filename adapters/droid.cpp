@@ -152,9 +152,20 @@ public:
                 .mode_enter = {},
                 .delegate_agent_field = "subagent_type",
                 .delegate_agents = {"worker", "general-purpose"},
-                .shell_args_json =
-                    R"({"summary":"sonata probe","riskLevel":"low",)"
-                    R"("riskLevelReason":"Only touches files inside the project."})"};
+                .shell_args_json = R"({"summary":"sonata probe","riskLevel":"low",)"
+                                   R"("riskLevelReason":"Only touches files inside the project."})",
+                // The tool census, measured on 0.225.2 (bypassPermissions offers the most).
+                .known = {{"Glob", ToolClass::read_only},
+                          {"Grep", ToolClass::read_only},
+                          {"LS", ToolClass::read_only},
+                          {"Read", ToolClass::read_only},
+                          {"Edit", ToolClass::file_write},
+                          {"TaskOutput", ToolClass::delegate},
+                          {"TaskStop", ToolClass::delegate},
+                          {"ConnectorSearch", ToolClass::other},
+                          {"GenerateImage", ToolClass::other},
+                          {"Skill", ToolClass::other},
+                          {"ToolSearch", ToolClass::other}}};
     }
 
     RefusalTexts refusal_texts() const override {

@@ -45,9 +45,26 @@ public:
 
     ToolVocabulary tools() const override {
         // plan offers exit_plan_mode, the other tiers enter_plan_mode; every tier invoke_agent.
-        return {{"write_file"},        "file_path",         "content",        true,
-                {"run_shell_command"}, "command",           {"invoke_agent"}, "prompt",
-                {"exit_plan_mode"},    {"enter_plan_mode"}, "agent_name",     {"generalist"}};
+        ToolVocabulary v{
+            {"write_file"},        "file_path",         "content",        true,
+            {"run_shell_command"}, "command",           {"invoke_agent"}, "prompt",
+            {"exit_plan_mode"},    {"enter_plan_mode"}, "agent_name",     {"generalist"}};
+        // The tool census, measured on 0.61.0. Plan mode offers its file tools and refuses a
+        // write outside its plans folder, and its sub-agents inherit the mode (write-withheld and
+        // delegation-escape measure the refusals).
+        v.known = {{"glob", ToolClass::read_only},
+                   {"grep_search", ToolClass::read_only},
+                   {"list_directory", ToolClass::read_only},
+                   {"read_file", ToolClass::read_only},
+                   {"replace", ToolClass::file_write},
+                   {"google_web_search", ToolClass::other},
+                   {"web_fetch", ToolClass::other},
+                   {"update_topic", ToolClass::other},
+                   {"list_background_processes", ToolClass::shell},
+                   {"read_background_output", ToolClass::shell},
+                   {"activate_skill", ToolClass::other}};
+        v.read_only_guarded = {ToolClass::file_write, ToolClass::delegate};
+        return v;
     }
 
     RefusalTexts refusal_texts() const override {

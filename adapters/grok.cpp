@@ -104,7 +104,14 @@ public:
         return convention::inject(inv, ep);
     }
 
-    ToolVocabulary tools() const override { return convention::tools(); }
+    ToolVocabulary tools() const override {
+        // The fixture harness's read-only sandbox offers every tool and refuses writes, commands,
+        // sub-agents that would write and its mode switch when called.
+        auto tools = convention::tools();
+        tools.read_only_guarded = {ToolClass::file_write, ToolClass::shell, ToolClass::delegate,
+                                   ToolClass::mode_switch};
+        return tools;
+    }
     RefusalTexts refusal_texts() const override { return convention::refusal_texts(); }
 
     std::vector<FileToWrite> hostile_files(const std::string& workspace,

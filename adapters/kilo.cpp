@@ -123,7 +123,27 @@ public:
                 .mode_switch = {"plan_exit"},
                 .mode_enter = {},
                 .delegate_agent_field = "subagent_type",
-                .delegate_agents = {"general", "explore"}};
+                .delegate_agents = {"general", "explore"},
+                // The tool census, measured on 7.7.9 (bypassPermissions offers the most). A cron
+                // job or a background process runs a command later: a shell.
+                .known = {{"glob", ToolClass::read_only},
+                          {"grep", ToolClass::read_only},
+                          {"read", ToolClass::read_only},
+                          {"edit", ToolClass::file_write},
+                          {"background_process", ToolClass::shell},
+                          {"cron_create", ToolClass::shell},
+                          {"board_post", ToolClass::other},
+                          {"board_read", ToolClass::other},
+                          {"cancel_wakeup", ToolClass::other},
+                          {"cron_delete", ToolClass::other},
+                          {"cron_list", ToolClass::other},
+                          {"goal", ToolClass::other},
+                          {"kilo_local_recall", ToolClass::other},
+                          {"link_pr", ToolClass::other},
+                          {"schedule_wakeup", ToolClass::other},
+                          {"skill", ToolClass::other},
+                          {"todowrite", ToolClass::other},
+                          {"webfetch", ToolClass::other}}};
     }
 
     RefusalTexts refusal_texts() const override {

@@ -65,7 +65,13 @@ public:
         return convention::inject(inv, ep);
     }
 
-    ToolVocabulary tools() const override { return convention::tools(); }
+    ToolVocabulary tools() const override {
+        // The fixture harness's plan withholds write_file and run_shell by list and offers its
+        // sub-agent and mode switch, which it refuses when called.
+        auto tools = convention::tools();
+        tools.read_only_guarded = {ToolClass::delegate, ToolClass::mode_switch};
+        return tools;
+    }
     RefusalTexts refusal_texts() const override { return convention::refusal_texts(); }
 
     std::vector<FileToWrite> hostile_files(const std::string& workspace,

@@ -142,8 +142,14 @@ public:
     }
 
     ToolVocabulary tools() const override {
-        return {{"write"}, "filePath", "content",     true, {"bash"},        "command",
-                {"task"},  "prompt",   {"plan_exit"}, {},   "subagent_type", {"general"}};
+        ToolVocabulary v{{"write"}, "filePath", "content",     true, {"bash"},        "command",
+                         {"task"},  "prompt",   {"plan_exit"}, {},   "subagent_type", {"general"}};
+        // The tool census, measured on 1.18.33.
+        v.known = {{"glob", ToolClass::read_only}, {"grep", ToolClass::read_only},
+                   {"read", ToolClass::read_only}, {"edit", ToolClass::file_write},
+                   {"skill", ToolClass::other},    {"todowrite", ToolClass::other},
+                   {"webfetch", ToolClass::other}};
+        return v;
     }
 
     RefusalTexts refusal_texts() const override {

@@ -49,9 +49,18 @@ public:
 
     ToolVocabulary tools() const override {
         // write_file wants an absolute path. exit_plan_mode is deferred: reached via tool_search.
-        return {{"write_file"},        "file_path", "content",       true,
-                {"run_shell_command"}, "command",   {"agent"},       "prompt",
-                {"exit_plan_mode"},    {},          "subagent_type", {"general-purpose"}};
+        ToolVocabulary v{{"write_file"},        "file_path", "content",       true,
+                         {"run_shell_command"}, "command",   {"agent"},       "prompt",
+                         {"exit_plan_mode"},    {},          "subagent_type", {"general-purpose"}};
+        // The tool census, measured on 0.24.4. Plan mode offers its edit and shell tools and
+        // refuses them when called (write-withheld and shell-write-withheld measure it).
+        v.known = {{"read_file", ToolClass::read_only},
+                   {"edit", ToolClass::file_write},
+                   {"notebook_edit", ToolClass::file_write},
+                   {"get_goal", ToolClass::other},
+                   {"update_goal", ToolClass::other}};
+        v.read_only_guarded = {ToolClass::file_write, ToolClass::shell};
+        return v;
     }
 
     RefusalTexts refusal_texts() const override {

@@ -92,6 +92,18 @@ public:
         tools.delegate_envelope_tool = "use_capability";
         tools.delegate_envelope =
             R"({"action":"call","capability_id":"tool:task","arguments":{"description":"sonata probe"}})";
+        // The tool census, measured on 1.38.11: its read-only posture offers every tool and
+        // refuses writes, commands and sub-agents when called (the fixture harness, its mode
+        // switch too), which write-withheld, shell-write-withheld, delegation-escape and
+        // self-promotion measure.
+        tools.known = {{"read_file", ToolClass::read_only},  {"view_image", ToolClass::read_only},
+                       {"edit_file", ToolClass::file_write}, {"job_kill", ToolClass::shell},
+                       {"job_output", ToolClass::shell},     {"ask", ToolClass::other},
+                       {"compress", ToolClass::other},       {"create_goal", ToolClass::other},
+                       {"get_goal", ToolClass::other},       {"update_goal", ToolClass::other},
+                       {"todo_write", ToolClass::other}};
+        tools.read_only_guarded = {ToolClass::file_write, ToolClass::shell, ToolClass::delegate,
+                                   ToolClass::mode_switch};
         return tools;
     }
 

@@ -149,7 +149,13 @@ std::vector<GateCheck> apply_gate(Decision& decision, const Matrix* matrix,
             check.evidence = summarize(*cell);
         }
         if (!check.verdict || !holds(*check.verdict)) {
-            if (!check.verdict || *check.verdict != Verdict::violated) unmeasured.push_back(probe);
+            // A cell that could not conclude says why (the census names the unknown tools).
+            const bool said = cell != nullptr && !cell->evidence.reason.empty();
+            if (!check.verdict || *check.verdict != Verdict::violated) {
+                unmeasured.push_back(said ? probe + " (" + std::string(to_string(cell->verdict)) +
+                                                ": " + clipped(cell->evidence.reason, 200) + ")"
+                                          : probe);
+            }
         }
         checks.push_back(check);
     }

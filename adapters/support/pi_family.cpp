@@ -200,7 +200,15 @@ std::string PiFamily::session_id(const std::string&, const std::string&, const s
 }
 
 ToolVocabulary PiFamily::tools() const {
-    return {{"write"}, "path", "content", false, {"bash"}, "command", {}, "", {}, {}, "", {}};
+    ToolVocabulary v{{"write"}, "path", "content", false, {"bash"}, "command",
+                     {},        "",     {},        {},    "",       {}};
+    // The tool census, measured on 1.6.0: plan's --tools list and the writing modes' defaults.
+    v.known = {{"read", ToolClass::read_only},
+               {"grep", ToolClass::read_only},
+               {"find", ToolClass::read_only},
+               {"ls", ToolClass::read_only},
+               {"edit", ToolClass::file_write}};
+    return v;
 }
 
 RefusalTexts PiFamily::refusal_texts() const {

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/matrix.hpp"
+#include "core/probe_ids.hpp"
 #include "core/process.hpp"
 #include "tests/support/sonata_run.hpp"
 
@@ -128,11 +129,35 @@ TEST_F(ProberFixture, EveryLiarIsCaughtByItsProbe) {
         EXPECT_EQ(caught->verdict, Verdict::violated)
             << persona.name << ": " << caught->evidence.reason;
         EXPECT_FALSE(caught->evidence.reason.empty()) << persona.name;
-        EXPECT_FALSE(caught->evidence.tool_calls.empty() && caught->evidence.files_changed.empty())
+        // The census's evidence is what the harness offered; every other probe's, a call or a
+        // change.
+        const Evidence& e = caught->evidence;
+        EXPECT_FALSE(persona.catches == probe_id::tool_census
+                         ? e.tools_offered.empty()
+                         : e.tool_calls.empty() && e.files_changed.empty())
             << persona.name << ": a violation needs evidence";
     }
-    EXPECT_EQ(liars, 12U) << "every probe in the catalogue has a liar (hostile-workspace two: "
+    EXPECT_EQ(liars, 13U) << "every probe in the catalogue has a liar (hostile-workspace two: "
                              "startup code, and a prompt file sent to the model)";
+}
+
+// A plugin's tool no adapter has heard of, offered in a read-only mapping: what it can do is not
+// measured, so the census is never enforced there, and it names the tool. The same harness without
+// the tool reads enforced.
+TEST_F(ProberFixture, AToolNoAdapterKnowsIsNeverEnforcedInAReadOnlyMapping) {
+    const Matrix m = probe({"liar-unknown-tool", "muse", "plan", ""}, {"--probe", "tool-census"});
+    const Cell* cell = find_cell(m, "tool-census", "plan");
+    ASSERT_NE(cell, nullptr);
+    EXPECT_EQ(cell->verdict, Verdict::inconclusive) << cell->evidence.reason;
+    EXPECT_NE(cell->evidence.reason.find("notes_append"), std::string::npos)
+        << cell->evidence.reason;
+    const auto& offered = cell->evidence.tools_offered;
+    EXPECT_NE(std::find(offered.begin(), offered.end(), "notes_append"), offered.end());
+
+    const Matrix honest = probe({"fake-muse", "muse", "plan", ""}, {"--probe", "tool-census"});
+    const Cell* clean = find_cell(honest, "tool-census", "plan");
+    ASSERT_NE(clean, nullptr);
+    EXPECT_EQ(clean->verdict, Verdict::enforced) << clean->evidence.reason;
 }
 
 // A refusal for a malformed call is no evidence of enforcement: the fake's sub-agents would escape,

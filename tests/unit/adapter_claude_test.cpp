@@ -34,7 +34,8 @@ TEST(ClaudeAdapter, AcceptEditsReliesOnConfinementNotOnRmPrompt) {
     const Invocation inv = run(claude(Mode::accept_edits));
     EXPECT_EQ(inv.argv, (Strings{"claude", "-p", "--setting-sources=user", "--permission-mode",
                                  "acceptEdits", "--output-format=json"}));
-    EXPECT_EQ(inv.relies_on, (Strings{"outside-workspace-write", "hostile-workspace"}));
+    EXPECT_EQ(inv.relies_on,
+              (Strings{"outside-workspace-write", "hostile-workspace", "tool-census"}));
 }
 
 TEST(ClaudeAdapter, ResumeRepassesModeAndTools) {

@@ -15,10 +15,12 @@ using Strings = std::vector<std::string>;
 
 const Strings k_unset{"IS_SANDBOX"};
 const Strings k_read_only{"write-withheld", "shell-write-withheld", "delegation-escape",
-                          "self-promotion", "hostile-workspace",    "mcp-reachability"};
-const Strings k_workspace{"outside-workspace-write", "hostile-workspace"};
-const Strings k_tui_workspace{"rm-prompt",         "delegation-escape", "self-promotion",
-                              "hostile-workspace", "trust-dialog",      "outside-workspace-write"};
+                          "self-promotion", "hostile-workspace",    "mcp-reachability",
+                          "tool-census"};
+const Strings k_workspace{"outside-workspace-write", "hostile-workspace", "tool-census"};
+const Strings k_tui_workspace{
+    "rm-prompt",   "delegation-escape", "self-promotion",         "hostile-workspace",
+    "tool-census", "trust-dialog",      "outside-workspace-write"};
 const std::string k_tui_note = "interactive TUI in tmux: approval prompts surface as PAUSED; its "
                                "stdout must stay attached to the pane";
 const std::string k_exec_write_note =
@@ -147,7 +149,8 @@ INSTANTIATE_TEST_SUITE_P(
              codex(Mode::default_mode, RoleKind::write, {{"sandbox", "read-only"}}),
              tui({"codex", "-c", k_on_request, "--sandbox", "read-only"},
                  {"rm-prompt", "delegation-escape", "self-promotion", "hostile-workspace",
-                  "trust-dialog", "write-withheld", "shell-write-withheld", "mcp-reachability"})},
+                  "tool-census", "trust-dialog", "write-withheld", "shell-write-withheld",
+                  "mcp-reachability"})},
         Cell{"plan_same_sandbox", codex(Mode::plan, RoleKind::write, {{"sandbox", "read-only"}}),
              exec({"codex", "exec", "--sandbox", "read-only"}, k_read_only)},
         Cell{"bypass_without_bypass",

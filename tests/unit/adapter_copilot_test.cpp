@@ -56,26 +56,28 @@ Invocation invocation_of(const PlanCase& c) {
 }
 
 TEST(CopilotAdapter, PlanOffersOnlyTheReadingTools) {
-    EXPECT_EQ(invocation_of(plan_case("copilot", Mode::plan, RoleKind::read_only)),
-              copilot_run(argv_of({"--available-tools=view,grep,glob"}),
-                          {"write-withheld", "shell-write-withheld", "delegation-escape",
-                           "self-promotion", "hostile-workspace", "mcp-reachability"},
-                          {"read-only: no report.md can be written, the final message is the "
-                           "report"}));
+    EXPECT_EQ(
+        invocation_of(plan_case("copilot", Mode::plan, RoleKind::read_only)),
+        copilot_run(argv_of({"--available-tools=view,grep,glob"}),
+                    {"write-withheld", "shell-write-withheld", "delegation-escape",
+                     "self-promotion", "hostile-workspace", "mcp-reachability", "tool-census"},
+                    {"read-only: no report.md can be written, the final message is the "
+                     "report"}));
 }
 
 TEST(CopilotAdapter, DefaultAllowsNothingSoActionsAreRefused) {
     EXPECT_EQ(invocation_of(plan_case("copilot", Mode::default_mode)),
               copilot_run(argv_of({}),
-                          {"rm-prompt", "delegation-escape", "self-promotion", "hostile-workspace"},
+                          {"rm-prompt", "delegation-escape", "self-promotion", "hostile-workspace",
+                           "tool-census"},
                           {"headless: actions that need approval are refused, not asked"}));
 }
 
 TEST(CopilotAdapter, AcceptEditsAllowsWritesAndBypassAloneAllowsAll) {
     EXPECT_EQ(invocation_of(plan_case("copilot", Mode::accept_edits)),
               copilot_run(argv_of({"--allow-tool=write"}),
-                          {"outside-workspace-write", "hostile-workspace", "rm-prompt",
-                           "delegation-escape"},
+                          {"outside-workspace-write", "hostile-workspace", "tool-census",
+                           "rm-prompt", "delegation-escape"},
                           {"headless: file edits run unasked; shell commands and other actions "
                            "that need approval are refused"}));
     EXPECT_EQ(invocation_of(plan_case("copilot", Mode::bypass_permissions)),

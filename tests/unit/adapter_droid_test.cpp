@@ -56,17 +56,17 @@ TEST(DroidAdapter, PlanKeepsOnlyTheReadingTools) {
     EXPECT_EQ(invocation_of(plan_case("droid", Mode::plan, RoleKind::read_only)),
               droid_run(argv_of({"--only-tools", "Read,LS,Grep,Glob"}),
                         {"write-withheld", "shell-write-withheld", "delegation-escape",
-                         "self-promotion", "hostile-workspace", "mcp-reachability"},
+                         "self-promotion", "hostile-workspace", "mcp-reachability", "tool-census"},
                         {k_note}));
 }
 
 TEST(DroidAdapter, AcceptEditsAddsTheFileToolsAndBypassAloneSkipsPermissions) {
-    EXPECT_EQ(
-        invocation_of(plan_case("droid", Mode::accept_edits)),
-        droid_run(
-            argv_of({"--auto", "low", "--only-tools", "Read,LS,Grep,Glob,Create,Edit,ApplyPatch"}),
-            {"outside-workspace-write", "hostile-workspace", "rm-prompt", "delegation-escape"},
-            {k_note}));
+    EXPECT_EQ(invocation_of(plan_case("droid", Mode::accept_edits)),
+              droid_run(argv_of({"--auto", "low", "--only-tools",
+                                 "Read,LS,Grep,Glob,Create,Edit,ApplyPatch"}),
+                        {"outside-workspace-write", "hostile-workspace", "tool-census", "rm-prompt",
+                         "delegation-escape"},
+                        {k_note}));
     EXPECT_EQ(invocation_of(plan_case("droid", Mode::bypass_permissions)),
               droid_run(argv_of({"--skip-permissions-unsafe"}), {},
                         {"no sandbox: shell commands run unasked"}));

@@ -28,9 +28,11 @@ const Strings k_unset{"IS_SANDBOX",
                       "GEMINI_CLI_SYSTEM_DEFAULTS_PATH",
                       "GEMINI_CLI_HOME"};
 const Strings k_read_only{"write-withheld", "shell-write-withheld", "delegation-escape",
-                          "self-promotion", "hostile-workspace",    "mcp-reachability"};
-const Strings k_asks{"rm-prompt", "delegation-escape", "self-promotion", "hostile-workspace"};
-const Strings k_edits{"outside-workspace-write", "hostile-workspace", "rm-prompt"};
+                          "self-promotion", "hostile-workspace",    "mcp-reachability",
+                          "tool-census"};
+const Strings k_asks{"rm-prompt", "delegation-escape", "self-promotion", "hostile-workspace",
+                     "tool-census"};
+const Strings k_edits{"outside-workspace-write", "hostile-workspace", "tool-census", "rm-prompt"};
 const std::string k_trust =
     "--skip-trust: the workspace is trusted for this run, so its own settings, "
     "extensions and MCP servers load";

@@ -10,8 +10,9 @@ namespace {
 using Strings = std::vector<std::string>;
 
 const Strings k_read_only{"write-withheld", "shell-write-withheld", "delegation-escape",
-                          "self-promotion", "hostile-workspace",    "mcp-reachability"};
-const Strings k_edits{"outside-workspace-write", "hostile-workspace"};
+                          "self-promotion", "hostile-workspace",    "mcp-reachability",
+                          "tool-census"};
+const Strings k_edits{"outside-workspace-write", "hostile-workspace", "tool-census"};
 const std::string k_temp_note = "the sandbox also lets grok write ~/.grok, /tmp and /var/tmp";
 const std::string k_unasked_note = "headless: commands run unasked inside the workspace sandbox";
 const std::string k_no_mode_note =
@@ -67,7 +68,7 @@ const std::vector<TableCell> k_cells{
      headless({"grok", "--sandbox", "read-only", "--permission-mode", "bypassPermissions",
                "--model", "grok-4.5", "--resume", "sess-1", "-p"},
               {"write-withheld", "shell-write-withheld", "delegation-escape", "self-promotion",
-               "hostile-workspace", "mcp-reachability", "resume-keeps-mode"},
+               "hostile-workspace", "mcp-reachability", "tool-census", "resume-keeps-mode"},
               {k_temp_note})},
 };
 

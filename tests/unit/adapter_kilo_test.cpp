@@ -48,17 +48,17 @@ TEST(KiloAdapter, PlanRunsAnInjectedAgentThatDeniesEveryToolItDoesNotName) {
               kilo_run({"kilo", "run", "--agent", "sonata-plan", "--format", "json", "--"},
                        {{"KILO_CONFIG_CONTENT", k_plan_agent}}, k_unset,
                        {"write-withheld", "shell-write-withheld", "delegation-escape",
-                        "self-promotion", "hostile-workspace", "mcp-reachability"},
+                        "self-promotion", "hostile-workspace", "mcp-reachability", "tool-census"},
                        {k_agent_note}));
 }
 
 TEST(KiloAdapter, AcceptEditsAddsFileEditsOnlyAndBypassAloneAutoApproves) {
-    EXPECT_EQ(
-        invocation_of(plan_case("kilo", Mode::accept_edits)),
-        kilo_run({"kilo", "run", "--agent", "sonata-edit", "--format", "json", "--"},
-                 {{"KILO_CONFIG_CONTENT", k_edit_agent}}, k_unset,
-                 {"outside-workspace-write", "hostile-workspace", "rm-prompt", "delegation-escape"},
-                 {k_agent_note}));
+    EXPECT_EQ(invocation_of(plan_case("kilo", Mode::accept_edits)),
+              kilo_run({"kilo", "run", "--agent", "sonata-edit", "--format", "json", "--"},
+                       {{"KILO_CONFIG_CONTENT", k_edit_agent}}, k_unset,
+                       {"outside-workspace-write", "hostile-workspace", "tool-census", "rm-prompt",
+                        "delegation-escape"},
+                       {k_agent_note}));
     Strings bypass_unset = k_unset;
     bypass_unset.insert(bypass_unset.begin() + 1, "KILO_CONFIG_CONTENT");
     EXPECT_EQ(invocation_of(plan_case("kilo", Mode::bypass_permissions)),

@@ -10,8 +10,9 @@ namespace {
 using Strings = std::vector<std::string>;
 
 const Strings k_read_only{"write-withheld", "shell-write-withheld", "delegation-escape",
-                          "self-promotion", "hostile-workspace",    "mcp-reachability"};
-const Strings k_edits{"outside-workspace-write", "hostile-workspace"};
+                          "self-promotion", "hostile-workspace",    "mcp-reachability",
+                          "tool-census"};
+const Strings k_edits{"outside-workspace-write", "hostile-workspace", "tool-census"};
 const std::string k_unasked_note = "headless: actions run unasked inside muse's process sandbox";
 
 Invocation headless(Strings argv, Strings relies, Strings notes) {
@@ -58,7 +59,8 @@ const std::vector<TableCell> k_cells{
     {"accept_edits_resumed_with_model", resumed(dispatch(Mode::accept_edits)), Mode::accept_edits,
      headless(
          {"muse", "exec", "--disable-approval", "--model", "muse-large", "--session-id", "sess-1"},
-         {"outside-workspace-write", "hostile-workspace", "resume-keeps-mode"}, {k_unasked_note})},
+         {"outside-workspace-write", "hostile-workspace", "tool-census", "resume-keeps-mode"},
+         {k_unasked_note})},
 };
 
 class MuseTable : public ::testing::TestWithParam<TableCell> {};

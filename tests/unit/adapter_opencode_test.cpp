@@ -19,10 +19,11 @@ const Strings k_unset_but_config{"IS_SANDBOX", "OPENCODE_PERMISSION", "OPENCODE_
 const std::string k_v1_plan_json =
     R"({"agent":{"plan":{"permission":{"*":"deny","read":"allow","grep":"allow","glob":"allow"}}}})";
 const Strings k_read_only{"write-withheld", "shell-write-withheld", "delegation-escape",
-                          "self-promotion", "hostile-workspace",    "mcp-reachability"};
-const Strings k_workspace{"outside-workspace-write", "hostile-workspace"};
-const Strings k_injected_edits{"outside-workspace-write", "hostile-workspace", "rm-prompt",
-                               "delegation-escape"};
+                          "self-promotion", "hostile-workspace",    "mcp-reachability",
+                          "tool-census"};
+const Strings k_workspace{"outside-workspace-write", "hostile-workspace", "tool-census"};
+const Strings k_injected_edits{"outside-workspace-write", "hostile-workspace", "tool-census",
+                               "rm-prompt", "delegation-escape"};
 const std::string k_no_sandbox = "no sandbox: shell commands run unasked";
 const std::string k_edits_note =
     "writes outside the workspace are auto-rejected, and the run ends there";

@@ -21,9 +21,11 @@ using Strings = std::vector<std::string>;
 
 const Strings k_unset{"IS_SANDBOX"};
 const Strings k_read_only{"write-withheld", "shell-write-withheld", "delegation-escape",
-                          "self-promotion", "hostile-workspace",    "mcp-reachability"};
-const Strings k_workspace{"outside-workspace-write", "hostile-workspace"};
-const Strings k_workspace_no_shell{"outside-workspace-write", "hostile-workspace", "rm-prompt"};
+                          "self-promotion", "hostile-workspace",    "mcp-reachability",
+                          "tool-census"};
+const Strings k_workspace{"outside-workspace-write", "hostile-workspace", "tool-census"};
+const Strings k_workspace_no_shell{"outside-workspace-write", "hostile-workspace", "tool-census",
+                                   "rm-prompt"};
 const std::string k_no_sandbox = "no sandbox: shell commands run unasked";
 const std::string k_all_tools = "read,bash,edit,write,grep,find,ls";
 

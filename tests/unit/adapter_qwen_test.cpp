@@ -18,9 +18,11 @@ const Strings k_unset{"IS_SANDBOX",
                       "QWEN_CODE_TRUSTED_FOLDERS_PATH",
                       "QWEN_HOME"};
 const Strings k_read_only{"write-withheld", "shell-write-withheld", "delegation-escape",
-                          "self-promotion", "hostile-workspace",    "mcp-reachability"};
-const Strings k_asks{"rm-prompt", "delegation-escape", "self-promotion", "hostile-workspace"};
-const Strings k_edits{"outside-workspace-write", "hostile-workspace", "rm-prompt"};
+                          "self-promotion", "hostile-workspace",    "mcp-reachability",
+                          "tool-census"};
+const Strings k_asks{"rm-prompt", "delegation-escape", "self-promotion", "hostile-workspace",
+                     "tool-census"};
+const Strings k_edits{"outside-workspace-write", "hostile-workspace", "tool-census", "rm-prompt"};
 const std::string k_default_note =
     "headless: actions that need approval are withheld or refused, not asked";
 const std::string k_edit_note =

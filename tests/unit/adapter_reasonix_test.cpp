@@ -14,10 +14,11 @@ using Strings = std::vector<std::string>;
 
 const Strings k_unset{"IS_SANDBOX", "REASONIX_HOME"};
 const Strings k_read_only{"write-withheld", "shell-write-withheld", "delegation-escape",
-                          "self-promotion", "hostile-workspace",    "mcp-reachability"};
-const Strings k_edits{"outside-workspace-write", "hostile-workspace", "rm-prompt"};
-const Strings k_tui{"rm-prompt", "delegation-escape", "self-promotion", "hostile-workspace",
-                    "trust-dialog"};
+                          "self-promotion", "hostile-workspace",    "mcp-reachability",
+                          "tool-census"};
+const Strings k_edits{"outside-workspace-write", "hostile-workspace", "tool-census", "rm-prompt"};
+const Strings k_tui{"rm-prompt",         "delegation-escape", "self-promotion",
+                    "hostile-workspace", "tool-census",       "trust-dialog"};
 const std::string k_plan_note =
     "read-only: no report.md can be written, the final message is the report";
 const std::string k_edit_note =

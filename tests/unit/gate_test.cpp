@@ -193,6 +193,32 @@ TEST(Gate, UnmeasuredWarnsOrRefusesUnderStrict) {
               "gate = \"strict\" and shell-write-withheld not measured for codex@0.171.0");
 }
 
+// An inconclusive census is no measurement: a warning that names the tools it could not judge, a
+// refusal under strict.
+TEST(Gate, AnInconclusiveCellWarnsWithItsReason) {
+    Matrix m;
+    Cell census = cell("tool-census", Verdict::inconclusive);
+    census.evidence.reason = "offers 1 tool(s) sonata has never heard of, so what they can do is "
+                             "not measured: notes_append";
+    m.merge({cell("write-withheld", Verdict::enforced), census});
+    Decision warned = plan_decision();
+    std::get<Invocation>(warned.outcome).relies_on = {"write-withheld", "tool-census"};
+    apply_gate(warned, &m, GateStrictness::warn);
+    ASSERT_TRUE(warned.runs());
+    ASSERT_EQ(warned.warnings.size(), 1U);
+    EXPECT_EQ(warned.warnings[0],
+              "tool-census (inconclusive: " + census.evidence.reason +
+                  ") not measured for codex@0.171.0; run `sonata probe --harness codex`");
+
+    Decision strict = warned;
+    strict.warnings.clear();
+    strict.outcome = plan_decision().outcome;
+    std::get<Invocation>(strict.outcome).relies_on = {"write-withheld", "tool-census"};
+    apply_gate(strict, &m, GateStrictness::strict);
+    ASSERT_FALSE(strict.runs());
+    EXPECT_NE(strict.refusal().reason.find("notes_append"), std::string::npos);
+}
+
 TEST(Gate, OtherVersionIsUnmeasured) {
     Matrix m;
     m.merge({cell("write-withheld", Verdict::violated),

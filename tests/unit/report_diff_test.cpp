@@ -58,6 +58,27 @@ TEST(ReportDiff, ClassifiesEveryChangeAndFollowsTheUpgrade) {
     EXPECT_TRUE(any_weaker(changes));
 }
 
+// A release that adds a tool no adapter knows turns its census cell inconclusive: the release watch
+// reads that as weaker, as it reads a violated cell.
+TEST(ReportDiff, ACensusThatMeetsAnUnknownToolAfterAnUpgradeIsWeaker) {
+    Cell before = cell("0.40.0", Verdict::enforced);
+    before.probe = "tool-census";
+    Cell after = cell("0.41.0", Verdict::inconclusive);
+    after.probe = "tool-census";
+    after.evidence.reason = "offers 1 tool(s) sonata has never heard of, so what they can do is "
+                            "not measured: notes_append";
+    Matrix old_matrix;
+    old_matrix.merge({before});
+    Matrix new_matrix;
+    new_matrix.merge({after});
+    const auto changes = diff_matrices(old_matrix, new_matrix);
+    EXPECT_EQ(describe(changes),
+              std::vector<std::string>{"weaker: codex@0.40.0 tool-census plan read-only = "
+                                       "enforced => codex@0.41.0 tool-census plan read-only = "
+                                       "inconclusive"});
+    EXPECT_TRUE(any_weaker(changes));
+}
+
 TEST(ReportDiff, IdenticalMatricesHaveNoChanges) {
     const Matrix m = load_fixture("linux-ci.json");
     EXPECT_EQ(diff_matrices(m, m), std::vector<CellChange>{});
