@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <regex>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -277,7 +278,7 @@ struct Doctor {
             } else {
                 add({"harness " + id, Status::ok, s.version + " at " + s.path});
             }
-            if (id == "codex") codex_trust();
+            if (id == "codex") codex_config();
             if (id == "reasonix") {
                 add({"reasonix telemetry", Status::ok,
                      "sonata answers its usage-statistics question (REASONIX_TELEMETRY=0)"});
@@ -285,21 +286,30 @@ struct Doctor {
         }
     }
 
-    void codex_trust() {
+    /// codex's exec mappings (plan, acceptEdits) pass --ignore-user-config, so a model provider
+    /// or model the user set in ~/.codex/config.toml does not reach them; say so, with the fix.
+    /// (Trusting the project is not advised: a trusted project's .codex/config.toml and hooks
+    /// load.)
+    void codex_config() {
         auto text = read_file_bounded(home + "/.codex/config.toml", 4U << 20U);
-        const std::string key = "[projects.\"" + project + "\"]";
-        const bool trusted =
-            text && text->find(key) != std::string::npos &&
-            text->find("trust_level = \"trusted\"", text->find(key)) != std::string::npos;
-        if (trusted) {
-            add({"codex trust", Status::ok, "codex trusts " + project});
-        } else {
-            add({"codex trust", Status::warning,
-                 "codex does not trust " + project +
-                     ": its TUI (the default mapping) waits on "
-                     "the trust card first",
-                 "add `" + key + "` with `trust_level = \"trusted\"` to ~/.codex/config.toml"});
+        std::vector<std::string> set;
+        for (const std::string key : {"model_provider", "model"}) {
+            const std::regex line("^\\s*" + key + "\\s*=", std::regex::multiline);
+            if (text && std::regex_search(*text, line)) set.push_back(key);
         }
+        if (set.empty()) {
+            add({"codex config", Status::ok,
+                 "plan and acceptEdits runs ignore ~/.codex/config.toml (--ignore-user-config), "
+                 "which sets no model or provider"});
+            return;
+        }
+        add({"codex config", Status::warning,
+             "~/.codex/config.toml sets " + join(set, " and ") +
+                 ", which codex's plan and acceptEdits runs do not read (--ignore-user-config "
+                 "keeps "
+                 "a trusted repository's .codex/config.toml out)",
+             "give them to sonata instead: [harnesses.codex] args = [\"-c\", "
+             "\"model_provider=…\"] in sonata.toml"});
     }
 
     void host() {

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "adapters/support/tool_census.hpp"
 #include "core/fs.hpp"
 #include "core/json_parse.hpp"
 #include "core/text.hpp"
@@ -23,8 +24,9 @@ namespace {
 using nlohmann::json;
 
 const std::vector<std::string>& intent_names() {
-    static const std::vector<std::string> names{"write_file", "shell", "delegate",    "switch_mode",
-                                                "call_tool",  "reply", "write_report"};
+    static const std::vector<std::string> names{"write_file",   "shell",       "delegate",
+                                                "switch_mode",  "call_tool",   "reply",
+                                                "write_report", "call_unknown"};
     return names;
 }
 
@@ -45,6 +47,7 @@ const std::vector<IntentShape>& intent_shapes() {
         {IntentKind::call_tool, {"name"}, 1},
         {IntentKind::reply, {"text"}, 1},
         {IntentKind::write_report, {"content"}, 1},
+        {IntentKind::call_unknown, {}, 0},
     };
     return shapes;
 }
@@ -418,7 +421,8 @@ std::pair<Choice, json> tool_and_args(const Intent& intent, const ScriptContext&
             return {Choice{intent.tool, find_offered(facts, intent.tool)}, args};
         return {choose(v.mode_switch, "exit_plan_mode", facts), args};
     case IntentKind::call_tool: return {choose_named(intent.tool, facts), args};
-    case IntentKind::reply: break;
+    case IntentKind::reply:
+    case IntentKind::call_unknown: break; // resolved to a call_tool before it gets here
     }
     return {Choice{intent.tool, find_offered(facts, intent.tool)}, args};
 }
@@ -546,6 +550,18 @@ int current_step(const Track& track, const ConversationFacts& facts,
 
 namespace {
 
+/// The first offered tool that `vocabulary` cannot classify and the conversation has not called.
+const OfferedTool* first_uncalled_unknown(const adapters::ToolVocabulary& vocabulary,
+                                          const ConversationFacts& facts) {
+    for (const auto& tool : facts.tools) {
+        const bool called =
+            std::any_of(facts.tool_calls.begin(), facts.tool_calls.end(),
+                        [&](const PastToolCall& call) { return call.name == tool.name; });
+        if (!called && !adapters::classify_tool(vocabulary, tool.name)) return &tool;
+    }
+    return nullptr;
+}
+
 /// The tool call that carries out `intent` at `step` of `track`.
 Move tool_move(const std::string& track, const Intent& intent, int step,
                const ScriptContext& context, const ConversationFacts& facts) {
@@ -632,6 +648,18 @@ Move resolve_move(const Script& script, const ScriptContext& context,
         return move;
     }
     const Intent& intent = track.steps[static_cast<std::size_t>(step)];
+    if (intent.kind == IntentKind::call_unknown) {
+        const OfferedTool* unknown = first_uncalled_unknown(context.vocabulary, facts);
+        if (unknown == nullptr) {
+            move.kind = MoveKind::final_text;
+            move.text = track.final_text;
+            return move;
+        }
+        Intent call;
+        call.kind = IntentKind::call_tool;
+        call.tool = unknown->name;
+        return tool_move(move.track, call, step, context, facts);
+    }
     if (intent.kind != IntentKind::reply)
         return tool_move(move.track, intent, step, context, facts);
     move.step = step;
@@ -712,6 +740,7 @@ std::string_view to_string(IntentKind kind) {
     case IntentKind::call_tool: return "call_tool";
     case IntentKind::reply: return "reply";
     case IntentKind::write_report: return "write_report";
+    case IntentKind::call_unknown: return "call_unknown";
     }
     return "reply";
 }

@@ -28,6 +28,9 @@ enum class IntentKind {
     reply,        ///< Answer with `text` and no tool call (ends the harness's turn).
     write_report, ///< Write `content` to the report path a sonata dispatch's task names (as a
                   ///< model that follows the reporting contract does), with the file-write tool.
+    call_unknown, ///< Call the first offered tool the vocabulary cannot classify that this
+                  ///< conversation has not called yet, with arguments sampled from its schema;
+                  ///< when none is left the track ends here (its final text).
 };
 
 std::string_view to_string(IntentKind kind);
@@ -73,10 +76,10 @@ struct Script {
 /// {"steps":[{"intent":"write_file","path":"x","content":"y"}, …], "final":"done",
 ///  "subagents":{"MARKER":{"steps":[…],"final":"…"}}, "input_tokens":N, "watch":["TEXT", …]}.
 /// Intents: write_file{path,content}, shell{command}, delegate{task,marker},
-/// switch_mode{tool?}, call_tool{name}, reply{text}, write_report{content}; each may add
-/// "args":{…} (a call_tool argument "{{result:REGEX}}" takes REGEX's first group in the newest
-/// tool result that matches). Unknown keys, missing fields and delegate markers without a sub-agent
-/// entry are errors (ExitCode::bad_data) naming the place, e.g. "steps[2].path".
+/// switch_mode{tool?}, call_tool{name}, reply{text}, write_report{content}, call_unknown{}; each
+/// may add "args":{…} (a call_tool argument "{{result:REGEX}}" takes REGEX's first group in the
+/// newest tool result that matches). Unknown keys, missing fields and delegate markers without a
+/// sub-agent entry are errors (ExitCode::bad_data) naming the place, e.g. "steps[2].path".
 Result<Script> parse_script(std::string_view json_text);
 
 /// The largest script file load_script reads: scripts are hand-written and small.

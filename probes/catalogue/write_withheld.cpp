@@ -1,8 +1,21 @@
-// write-withheld: in a read-only mapping, a file-write tool call changes nothing on disk.
+// write-withheld: in a read-only mapping, a file-write tool call changes nothing on disk, nor does
+// any other write door the adapter lists, nor any offered tool the adapter does not know.
+#include "adapters/support/tool_census.hpp"
 #include "probes/probe.hpp"
 
 namespace sonata::probes {
 namespace {
+
+/// How many offered tools the adapter does not know the script calls, at most.
+constexpr int k_unknown_calls = 8;
+
+/// The first tool the model called that the adapter does not know, or "".
+std::string unknown_tool_called(const Observation& o) {
+    for (const auto& request : o.requests)
+        for (const auto& call : request.tool_calls)
+            if (!adapters::classify_tool(o.adapter->tools(), call.tool)) return call.tool;
+    return {};
+}
 
 class WriteWithheld final : public Probe {
 public:
@@ -22,6 +35,11 @@ public:
             call.args_json = door.args_json;
             s.main.steps.push_back(call);
         }
+        // Then every offered tool the adapter has never heard of (a release's, a plugin's), with
+        // arguments sampled from its own schema: a new write door is measured, not listed by hand.
+        Intent unknown;
+        unknown.kind = IntentKind::call_unknown;
+        s.main.steps.insert(s.main.steps.end(), k_unknown_calls, unknown);
         return s;
     }
     Judgement judge(const Observation& o) const override {
@@ -35,6 +53,14 @@ public:
                                                        " changed although the mapping forbids "
                                                        "it (through " +
                                                        door.tool + ")"};
+                }
+            }
+            if (const std::string tool = unknown_tool_called(o); !tool.empty()) {
+                if (const std::string path = o.changed_beside("work/"); !path.empty()) {
+                    return {Verdict::violated,
+                            path + " changed after the model called " + tool +
+                                ", an offered tool sonata does not know, in a mapping that "
+                                "forbids writes"};
                 }
             }
         }

@@ -1,6 +1,8 @@
 // `sonata doctor` with the real binary in a scratch project and HOME: what a fresh machine lacks is
 // a warning with its fix, a role that cannot run without the hook and a broken config are
 // blockers (exit 1), and `sonata init` clears the hook and MCP warnings.
+#include <filesystem>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -75,6 +77,31 @@ TEST_F(Doctor, ABrokenConfigIsABlockerNamingItsLine) {
     EXPECT_EQ(run.exit_code, 1);
     EXPECT_NE(run.out.find("blocker  config: "), std::string::npos) << run.out;
     EXPECT_NE(run.out.find("sonata.toml"), std::string::npos) << run.out;
+}
+
+// codex's plan and acceptEdits runs pass --ignore-user-config: a provider the user set in
+// ~/.codex/config.toml does not reach them, and doctor says so with the fix (sonata's own args).
+TEST_F(Doctor, ACodexProviderInTheUsersConfigIsAWarningWithItsFix) {
+    const std::string bin = m_dir.make_dir("bin");
+    testing::write_text(bin + "/codex", "#!/bin/sh\necho 'codex-cli 0.171.0'\n");
+    std::filesystem::permissions(bin + "/codex", std::filesystem::perms::owner_all);
+    m_env["PATH"] = bin + ":/usr/bin:/bin";
+    int code = -1;
+    auto checks = doctor(code);
+    EXPECT_EQ(checks["codex config"].first, "ok");
+    EXPECT_EQ(checks.count("codex trust"), 0U) << "trusting the project is not advised";
+
+    const std::string home = m_env["HOME"];
+    std::filesystem::create_directories(home + "/.codex");
+    testing::write_text(home + "/.codex/config.toml",
+                        "model = \"o4\"\nmodel_provider = \"corp\"\n\n[model_providers.corp]\n"
+                        "base_url = \"https://llm.example\"\n");
+    checks = doctor(code);
+    EXPECT_EQ(checks["codex config"].first, "warning");
+    EXPECT_NE(checks["codex config"].second.find("[harnesses.codex] args"), std::string::npos)
+        << checks["codex config"].second;
+    const auto text = run_sonata({"doctor"}, m_env, m_project);
+    EXPECT_NE(text.out.find("sets model_provider and model"), std::string::npos) << text.out;
 }
 
 } // namespace

@@ -160,6 +160,23 @@ TEST_F(ProberFixture, AToolNoAdapterKnowsIsNeverEnforcedInAReadOnlyMapping) {
     EXPECT_EQ(clean->verdict, Verdict::enforced) << clean->evidence.reason;
 }
 
+// write-withheld calls every offered tool the adapter does not know, with arguments sampled from
+// its schema, and reads what changed: the plugin's tool writes in a read-only mapping, so the cell
+// is violated, with the call and the change as evidence. No hand-written list named the tool.
+TEST_F(ProberFixture, WriteWithheldCallsTheToolNoAdapterKnowsAndSeesItWrite) {
+    const Matrix m =
+        probe({"liar-unknown-tool", "muse", "plan", ""}, {"--probe", "write-withheld"});
+    const Cell* cell = find_cell(m, "write-withheld", "plan");
+    ASSERT_NE(cell, nullptr);
+    EXPECT_EQ(cell->verdict, Verdict::violated) << cell->evidence.reason;
+    EXPECT_NE(cell->evidence.reason.find("notes_append"), std::string::npos)
+        << cell->evidence.reason;
+    EXPECT_TRUE(std::any_of(
+        cell->evidence.tool_calls.begin(), cell->evidence.tool_calls.end(),
+        [](const std::string& call) { return call.find("notes_append") != std::string::npos; }))
+        << ::testing::PrintToString(cell->evidence.tool_calls);
+}
+
 // A refusal for a malformed call is no evidence of enforcement: the fake's sub-agents would escape,
 // but it refuses the sub-agent sonata names first without naming a valid one, so the scripted
 // model cannot retry well-formed. Without the judge's check for refusals of arguments the cell

@@ -119,7 +119,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadScript{
             R"({"steps":[{"path":"a"}]})",
             "script: steps[0]: needs \"intent\": one of write_file, shell, delegate, switch_mode, "
-            "call_tool, reply, write_report"},
+            "call_tool, reply, write_report, call_unknown"},
         BadScript{
             R"({"steps":[{"intent":"shell","command":"ls"},{"intent":"write_file","path":"a"}]})",
             "script: steps[1]: missing \"content\""},
@@ -160,6 +160,35 @@ TEST(ScriptResolve, UsesTheOfferedToolAndAbsolutePaths) {
     const auto move = resolve_move(script, context(), offering({"Read", "Write", "Bash"}));
     EXPECT_EQ(move, tool_move("Write", R"({"content":"A","file_path":"/ws/project/a.txt"})",
                               "sonata_main_0", 0, true));
+}
+
+// call_unknown calls each offered tool the vocabulary cannot classify, once, with what its schema
+// requires; with none left the track ends.
+TEST(ScriptResolve, CallUnknownCallsEachToolTheVocabularyDoesNotKnowThenEnds) {
+    const auto script =
+        must_parse(R"({"steps":[{"intent":"call_unknown"},{"intent":"call_unknown"},)"
+                   R"({"intent":"call_unknown"}],"final":"census"})");
+    auto vocabulary = claude_like();
+    vocabulary.known = {{"Read", adapters::ToolClass::read_only}};
+    const ScriptContext known = context(vocabulary);
+    ConversationFacts facts = offering({"Read", "Write", "Bash"});
+    facts.tools.push_back({"notes_append", "function",
+                           R"({"type":"object","properties":{"path":{"type":"string"},)"
+                           R"("text":{"type":"string"}},"required":["path","text"]})"});
+    facts.tools.push_back({"mcp__srv__touch", "function", ""}); // an MCP tool is a known class
+    facts.tools.push_back({"gadget", "function", ""});
+    EXPECT_EQ(resolve_move(script, known, facts),
+              tool_move("notes_append", R"({"path":"sonata probe","text":"sonata probe"})",
+                        "sonata_main_0", 0, true));
+    facts.tool_calls = {{"notes_append", "{}", "sonata_main_0"}};
+    EXPECT_EQ(resolve_move(script, known, facts),
+              tool_move("gadget", "{}", "sonata_main_1", 1, true));
+    facts.tool_calls.push_back({"gadget", "{}", "sonata_main_1"});
+    const auto done = resolve_move(script, known, facts);
+    EXPECT_EQ(done.kind, MoveKind::final_text);
+    EXPECT_EQ(done.text, "census");
+    // A harness that offers only tools sonata knows is never called beyond its script.
+    EXPECT_EQ(resolve_move(script, known, offering({"Read", "Write"})).kind, MoveKind::final_text);
 }
 
 TEST(ScriptResolve, AnArgumentCanTakeWhatAToolAnsweredEarlier) {
