@@ -1,10 +1,12 @@
-// What sonata measures is what it dispatches: for every headless mapping of every pinned harness,
-// a probe cell and a dispatch of the same mapping, each run on a recording fake runner, start the
-// same process — the same argv (the prompt aside, which is the probe's task in one and the run's
-// instructions in the other), on the same prompt channel, in the same workspace, with the same
-// environment: what each adds to, changes in and removes from its base environment is the same,
-// variable by variable, except the variables this test names with the reason. The base itself
+// What sonata measures is what it dispatches: for every mapping of every pinned harness, a probe
+// cell and a dispatch of the same mapping, each run on a recording fake runner, start the same
+// process — headless, or in tmux (read from tmux's new-session command: the pane's argv, directory
+// and -e variables) — the same argv (the prompt aside, which is the probe's task in one and the
+// run's instructions in the other), on the same prompt channel, in the same workspace, with the
+// same environment: what each adds to, changes in and removes from its base environment is the
+// same, variable by variable, except the variables this test names with the reason. The base itself
 // differs by design: a probe cell's is the scrubbed scratch world, a dispatch's is the user's.
+#include <algorithm>
 #include <cstdlib>
 #include <regex>
 
@@ -13,6 +15,7 @@
 #include "adapters/registry.hpp"
 #include "adapters/support/planner.hpp"
 #include "core/probe_ids.hpp"
+#include "core/text.hpp"
 #include "dispatch/run.hpp"
 #include "probes/cell_runner.hpp"
 #include "probes/probe.hpp"
@@ -71,6 +74,31 @@ std::map<std::string, std::string> changes_from(const Environment& base, const E
     return out;
 }
 
+/// How `requests` start the harness `exe`: the request that runs it, or the tmux new-session
+/// command that starts it in a pane, read back as one (argv from the program on, the -c directory,
+/// the -e variables as its environment).
+std::optional<ProcessRequest> harness_start(const std::vector<ProcessRequest>& requests,
+                                            const std::string& exe) {
+    for (const auto& request : requests) {
+        if (!request.argv.empty() && request.argv.front() == exe) return request;
+        const auto create = std::find(request.argv.begin(), request.argv.end(), "new-session");
+        if (create == request.argv.end()) continue;
+        ProcessRequest pane;
+        auto at = create;
+        for (; at != request.argv.end() && *at != "--"; ++at) {
+            if (at + 1 == request.argv.end()) break;
+            const std::string& value = *(at + 1);
+            if (*at == "-c") pane.cwd = replace_all(value, "##", "#");
+            if (*at == "-e")
+                pane.env[value.substr(0, value.find('='))] = value.substr(value.find('=') + 1);
+        }
+        const auto program = std::find(at, request.argv.end(), exe);
+        pane.argv.assign(program, request.argv.end());
+        return pane;
+    }
+    return std::nullopt;
+}
+
 FakeRunner::Script harness_answers() {
     FakeRunner::Script script;
     script.chunks = {"an answer\n"};
@@ -127,9 +155,7 @@ protected:
                                                 .cancel = nullptr,
                                                 .capture_dir = {}};
             (void)probes::run_cell(job, settings, runner);
-            for (const auto& request : runner.requests()) {
-                if (!request.argv.empty() && request.argv.front() == m_exe) return request;
-            }
+            if (auto start = harness_start(runner.requests(), m_exe)) return start;
         }
         return std::nullopt;
     }
@@ -171,14 +197,16 @@ protected:
         EXPECT_TRUE(dir) << dir.error().message;
         FakeRunner runner(harness_answers());
         EXPECT_EQ(dispatch::supervise(*dir, runner), 0);
-        EXPECT_EQ(runner.requests().size(), 1U);
-        return runner.requests().front();
+        const auto start = harness_start(runner.requests(), m_exe);
+        EXPECT_TRUE(start) << "the dispatch never started the harness";
+        return start.value_or(ProcessRequest{});
     }
 };
 
 TEST_F(ProbeDispatchParity, AProbeCellAndADispatchOfTheSameMappingStartTheSameProcess) {
     ::setenv(k_planted, "1", 1); // the dispatch's base is this process's environment
     int compared = 0;
+    int in_tmux = 0;
     for (const auto& pin : testing::pins()) {
         for (const auto& [mode, kind] : k_mappings) {
             SCOPED_TRACE(pin.id + " " + std::string(to_string(mode)));
@@ -187,20 +215,22 @@ TEST_F(ProbeDispatchParity, AProbeCellAndADispatchOfTheSameMappingStartTheSamePr
             const auto probed = probe_cell(pin, mode, kind, support_dir, probe_base);
             auto decision = adapters::decide(plan_request(pin, mode, kind, support_dir));
             ASSERT_TRUE(decision) << decision.error().message;
-            if (!decision->runs() || decision->invocation().interactive) {
-                EXPECT_FALSE(probed && !decision->runs()) << "a probe ran a refused mapping";
+            if (!decision->runs()) {
+                EXPECT_FALSE(probed) << "a probe ran a refused mapping";
                 continue;
             }
-            ASSERT_TRUE(probed) << "no probe cell ran this headless mapping";
+            ASSERT_TRUE(probed) << "no probe cell ran this mapping";
             Invocation inv;
             const ProcessRequest ran = dispatched(*decision, *probed, inv);
-            const bool on_stdin = decision->invocation().prompt == PromptChannel::stdin_pipe;
+            const PromptChannel channel = decision->invocation().prompt;
             EXPECT_EQ(ran.stdin_data.has_value(), probed->stdin_data.has_value());
-            EXPECT_EQ(on_stdin, ran.stdin_data.has_value());
+            EXPECT_EQ(channel == PromptChannel::stdin_pipe, ran.stdin_data.has_value());
+            EXPECT_EQ(channel == PromptChannel::tmux_keys, decision->invocation().interactive);
             auto argv_without_prompt = [&](std::vector<std::string> argv) {
-                if (!on_stdin && !argv.empty()) argv.pop_back();
+                if (channel == PromptChannel::argument && !argv.empty()) argv.pop_back();
                 return argv;
             };
+            EXPECT_FALSE(ran.argv.empty());
             EXPECT_EQ(argv_without_prompt(ran.argv), argv_without_prompt(probed->argv));
             EXPECT_EQ(ran.cwd, probed->cwd);
             for (const auto& [name, value] : inv.env) {
@@ -218,10 +248,12 @@ TEST_F(ProbeDispatchParity, AProbeCellAndADispatchOfTheSameMappingStartTheSamePr
                       changes_from(probe_base, probed->env))
                 << "left: what the dispatch changed in its environment; right: the probe cell";
             ++compared;
+            if (decision->invocation().interactive) ++in_tmux;
         }
     }
     ::unsetenv(k_planted);
-    EXPECT_GE(compared, 12) << "most pinned mappings are headless";
+    EXPECT_GE(compared, 30) << "every mapping sonata runs for a pin is compared";
+    EXPECT_GE(in_tmux, 2) << "codex's and reasonix's default mappings run in tmux";
     RecordProperty("compared_mappings", compared);
 }
 
