@@ -306,8 +306,7 @@ struct Doctor {
         add({"codex config", Status::warning,
              "~/.codex/config.toml sets " + join(set, " and ") +
                  ", which codex's plan and acceptEdits runs do not read (--ignore-user-config "
-                 "keeps "
-                 "a trusted repository's .codex/config.toml out)",
+                 "keeps a trusted repository's .codex/config.toml out)",
              "give them to sonata instead: [harnesses.codex] args = [\"-c\", "
              "\"model_provider=…\"] in sonata.toml"});
     }

@@ -550,16 +550,21 @@ int current_step(const Track& track, const ConversationFacts& facts,
 
 namespace {
 
-/// The first offered tool that `vocabulary` cannot classify and the conversation has not called.
-const OfferedTool* first_uncalled_unknown(const adapters::ToolVocabulary& vocabulary,
-                                          const ConversationFacts& facts) {
+/// What a call_unknown step calls: the first offered tool that `vocabulary` cannot classify and
+/// the conversation has not called, as a call_tool intent; nothing when none is left.
+std::optional<Intent> unknown_call(const adapters::ToolVocabulary& vocabulary,
+                                   const ConversationFacts& facts) {
     for (const auto& tool : facts.tools) {
         const bool called =
             std::any_of(facts.tool_calls.begin(), facts.tool_calls.end(),
                         [&](const PastToolCall& call) { return call.name == tool.name; });
-        if (!called && !adapters::classify_tool(vocabulary, tool.name)) return &tool;
+        if (called || adapters::classify_tool(vocabulary, tool.name)) continue;
+        Intent call;
+        call.kind = IntentKind::call_tool;
+        call.tool = tool.name;
+        return call;
     }
-    return nullptr;
+    return std::nullopt;
 }
 
 /// The tool call that carries out `intent` at `step` of `track`.
@@ -642,29 +647,21 @@ Move resolve_move(const Script& script, const ScriptContext& context,
     const Track& track = move.track.empty() ? script.main : script.subagents.at(move.track);
     const int step = current_step(track, facts, context.refusals);
     if (auto retry = retry_move(move.track, track, context, facts, step)) return *retry;
-    if (step >= static_cast<int>(track.steps.size())) {
+    std::optional<Intent> intent;
+    if (step < static_cast<int>(track.steps.size()))
+        intent = track.steps[static_cast<std::size_t>(step)];
+    if (intent && intent->kind == IntentKind::call_unknown)
+        intent = unknown_call(context.vocabulary, facts); // none left: the track is done
+    if (!intent) {
         move.kind = MoveKind::final_text;
         move.text = track.final_text;
         return move;
     }
-    const Intent& intent = track.steps[static_cast<std::size_t>(step)];
-    if (intent.kind == IntentKind::call_unknown) {
-        const OfferedTool* unknown = first_uncalled_unknown(context.vocabulary, facts);
-        if (unknown == nullptr) {
-            move.kind = MoveKind::final_text;
-            move.text = track.final_text;
-            return move;
-        }
-        Intent call;
-        call.kind = IntentKind::call_tool;
-        call.tool = unknown->name;
-        return tool_move(move.track, call, step, context, facts);
-    }
-    if (intent.kind != IntentKind::reply)
-        return tool_move(move.track, intent, step, context, facts);
+    if (intent->kind != IntentKind::reply)
+        return tool_move(move.track, *intent, step, context, facts);
     move.step = step;
     move.kind = MoveKind::text;
-    move.text = intent.text;
+    move.text = intent->text;
     return move;
 }
 
