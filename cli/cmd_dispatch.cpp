@@ -13,10 +13,10 @@
 #include "adapters/support/pipeline.hpp"
 #include "cli/app.hpp"
 #include "cli/init_support.hpp"
-#include "cli/operations.hpp"
 #include "cli/run_output.hpp"
 #include "core/decision_json.hpp"
 #include "core/fs.hpp"
+#include "dispatch/dispatcher.hpp"
 #include "dispatch/run.hpp"
 #include "dispatch/run_dir.hpp"
 
@@ -80,9 +80,7 @@ Result<int> run_dispatch(const DispatchArgs& args, const Context& context) {
     if (!args.resume_run.empty()) {
         if (!args.role.empty())
             return fail(ExitCode::usage, "--resume continues the run's own role: drop --role");
-        Context here = context;
-        here.cwd = request.cwd;
-        if (auto ok = resume_run(request, args.resume_run, here); !ok)
+        if (auto ok = dispatch::resume_run(request, args.resume_run); !ok)
             return tl::unexpected(ok.error());
     } else if (args.role.empty()) {
         return fail(ExitCode::usage, "--role is required (or --resume RUN_ID)");
@@ -92,12 +90,14 @@ Result<int> run_dispatch(const DispatchArgs& args, const Context& context) {
     const auto timeout =
         args.timeout ? std::optional(std::chrono::seconds(*args.timeout)) : std::nullopt;
     const auto window = args.window ? std::chrono::seconds(*args.window) : config->dispatch_window;
-    const Settle settle = [&](const std::string& dir) -> std::optional<dispatch::Receipt> {
+    const dispatch::Settle settle =
+        [&](const std::string& dir) -> std::optional<dispatch::Receipt> {
         auto receipt = dispatch::wait_run(dir, window);
         if (receipt && dispatch::is_final(receipt->state)) return *receipt;
         return std::nullopt;
     };
-    auto started = start_dispatch(request, *task, *config, timeout, args.wait ? settle : Settle{});
+    auto started = dispatch::start_dispatch(request, *task, *config, timeout,
+                                            args.wait ? settle : dispatch::Settle{});
     if (!started) return tl::unexpected(started.error());
     const Decision& decision = started->planned.decision;
     if (!decision.runs()) {

@@ -15,11 +15,11 @@
 #include <sys/stat.h>
 
 #include "cli/app.hpp"
-#include "cli/operations.hpp"
 #include "cli/run_output.hpp"
 #include "core/json_parse.hpp"
 #include "core/session.hpp"
 #include "core/tmux.hpp"
+#include "dispatch/dispatcher.hpp"
 #include "dispatch/run.hpp"
 #include "dispatch/run_dir.hpp"
 
@@ -37,7 +37,8 @@ struct RunArgs {
 };
 
 Result<int> run_status(const RunArgs& args, const Context& context) {
-    auto dir = args.id ? run_dir_of(*args.id, context) : newest_run_dir(context);
+    auto dir = args.id ? dispatch::run_dir_of(*args.id, context.cwd, context.env)
+                       : dispatch::newest_run_dir(context.cwd, context.env);
     if (!dir) return tl::unexpected(dir.error());
     auto receipt = dispatch::run_status(*dir);
     if (!receipt) return tl::unexpected(receipt.error());
@@ -49,7 +50,7 @@ Result<int> run_status(const RunArgs& args, const Context& context) {
 }
 
 Result<int> run_wait(const RunArgs& args, const Context& context) {
-    auto dir = run_dir_of(args.id.value_or(""), context);
+    auto dir = dispatch::run_dir_of(args.id.value_or(""), context.cwd, context.env);
     if (!dir) return tl::unexpected(dir.error());
     auto config = context.config();
     if (!config) return tl::unexpected(config.error());
@@ -62,7 +63,7 @@ Result<int> run_wait(const RunArgs& args, const Context& context) {
 }
 
 Result<int> run_cancel(const RunArgs& args, const Context& context) {
-    auto dir = run_dir_of(args.id.value_or(""), context);
+    auto dir = dispatch::run_dir_of(args.id.value_or(""), context.cwd, context.env);
     if (!dir) return tl::unexpected(dir.error());
     auto receipt = dispatch::cancel_run(*dir);
     if (!receipt) return tl::unexpected(receipt.error());
@@ -72,7 +73,7 @@ Result<int> run_cancel(const RunArgs& args, const Context& context) {
 
 Result<int> run_approve(const RunArgs& args, const Context& context) {
     if (args.yes == args.no) return fail(ExitCode::usage, "approve takes one of --yes and --no");
-    auto dir = run_dir_of(args.id.value_or(""), context);
+    auto dir = dispatch::run_dir_of(args.id.value_or(""), context.cwd, context.env);
     if (!dir) return tl::unexpected(dir.error());
     auto receipt = dispatch::approve_run(*dir, args.yes, std::chrono::seconds(15));
     if (!receipt) return tl::unexpected(receipt.error());
@@ -82,7 +83,7 @@ Result<int> run_approve(const RunArgs& args, const Context& context) {
 
 /// Attaches this terminal to a TUI run's tmux session (tmux replaces sonata).
 Result<int> run_attach(const RunArgs& args, const Context& context) {
-    auto dir = run_dir_of(args.id.value_or(""), context);
+    auto dir = dispatch::run_dir_of(args.id.value_or(""), context.cwd, context.env);
     if (!dir) return tl::unexpected(dir.error());
     auto receipt = dispatch::run_status(*dir);
     if (!receipt) return tl::unexpected(receipt.error());
@@ -120,7 +121,7 @@ Result<int> run_attach(const RunArgs& args, const Context& context) {
 
 /// Copies harness.log to stdout; with --follow, keeps copying until the run is final.
 Result<int> run_log(const RunArgs& args, const Context& context) {
-    auto dir = run_dir_of(args.id.value_or(""), context);
+    auto dir = dispatch::run_dir_of(args.id.value_or(""), context.cwd, context.env);
     if (!dir) return tl::unexpected(dir.error());
     const int fd =
         ::open((*dir + "/harness.log").c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);

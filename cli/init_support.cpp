@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <climits>
 #include <cstdlib>
 #include <tuple>
 
@@ -404,14 +403,6 @@ std::string_view project_config_template() {
 # [harnesses.claude]
 # max_concurrent = 0
 )";
-}
-
-Result<std::string> this_executable() {
-    char buffer[PATH_MAX];
-    const ssize_t n = ::readlink("/proc/self/exe", buffer, sizeof buffer - 1);
-    if (n <= 0)
-        return fail(ExitCode::failure, "cannot tell where the sonata binary is (/proc/self/exe)");
-    return std::string(buffer, static_cast<std::size_t>(n));
 }
 
 } // namespace sonata::cli

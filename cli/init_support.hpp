@@ -63,7 +63,4 @@ bool is_sonata_mcp_server(const nlohmann::ordered_json& entry);
 /// sonata.toml as init creates it: every key commented out, showing its default or an example.
 std::string_view project_config_template();
 
-/// The absolute path of the running sonata binary.
-Result<std::string> this_executable();
-
 } // namespace sonata::cli

@@ -3,10 +3,14 @@
 // is read only as a regular file inside the run directory.
 #include "cli/run_output.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <iostream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
 
 #include "core/json_parse.hpp"
 #include "core/text.hpp"
@@ -87,6 +91,27 @@ std::string run_text(const std::string& run_dir, const dispatch::Receipt& r,
         text += "answer with: sonata approve " + r.id + " --yes (or --no)\n";
     if (!dispatch::is_final(r.state)) text += "continue with: sonata wait " + r.id + '\n';
     return text;
+}
+
+std::string last_output_line(const std::string& run_dir) {
+    constexpr off_t k_tail = 4096;
+    const int fd = ::open((run_dir + "/harness.log").c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return {};
+    struct stat st {};
+    std::string text;
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+        const off_t from = st.st_size > k_tail ? st.st_size - k_tail : 0;
+        text.resize(static_cast<std::size_t>(st.st_size - from));
+        const ssize_t n = ::pread(fd, text.data(), text.size(), from);
+        text.resize(n > 0 ? static_cast<std::size_t>(n) : 0U);
+    }
+    ::close(fd);
+    while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' '))
+        text.pop_back();
+    const auto start = text.find_last_of('\n');
+    std::string line = start == std::string::npos ? text : text.substr(start + 1);
+    if (line.size() > 200) line = line.substr(line.size() - 200);
+    return line;
 }
 
 } // namespace sonata::cli

@@ -20,4 +20,8 @@ void print_run(const std::string& run_dir, const dispatch::Receipt& receipt, boo
 std::string run_text(const std::string& run_dir, const dispatch::Receipt& receipt,
                      std::size_t report_cap = std::string::npos);
 
+/// The last non-empty line of the run's output (at most its last 200 characters), for a progress
+/// message; only the end of harness.log is read, as this runs every few seconds while it grows.
+std::string last_output_line(const std::string& run_dir);
+
 } // namespace sonata::cli

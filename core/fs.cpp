@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <climits>
 #include <filesystem>
 
 #include <sys/random.h>
@@ -180,6 +181,14 @@ Result<std::string> read_file_bounded_at(int dir_fd, const std::string& name, st
                     what + (errno == ELOOP ? ": a symbolic link, not read" : ": cannot be read"));
     }
     return read_open_file(fd.get(), max_bytes, what);
+}
+
+Result<std::string> this_executable() {
+    char buffer[PATH_MAX];
+    const ssize_t n = ::readlink("/proc/self/exe", buffer, sizeof buffer - 1);
+    if (n <= 0)
+        return fail(ExitCode::failure, "cannot tell where the sonata binary is (/proc/self/exe)");
+    return std::string(buffer, static_cast<std::size_t>(n));
 }
 
 } // namespace sonata

@@ -41,4 +41,7 @@ Result<std::string> read_file_bounded(const std::string& path, std::size_t max_b
 Result<std::string> read_file_bounded_at(int dir_fd, const std::string& name, std::size_t max_bytes,
                                          const std::string& what);
 
+/// The absolute path of the running binary (/proc/self/exe).
+Result<std::string> this_executable();
+
 } // namespace sonata

@@ -11,6 +11,8 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 #include <sys/stat.h>
@@ -366,6 +368,36 @@ Result<std::optional<SessionLookup>> find_session(const std::string& session_id,
         if (!found || *found) return found;
     }
     return read_session(machine_dir + "/" + name, session_id, max_age, now);
+}
+
+std::optional<std::string> freshest_session(const std::string& cwd,
+                                            const std::map<std::string, std::string>& env,
+                                            std::chrono::seconds fresh,
+                                            std::chrono::system_clock::time_point now) {
+    const auto where = locate_config(cwd, env);
+    std::vector<std::string> dirs;
+    if (!where.project_dir.empty()) dirs.push_back(where.project_dir + "/.sonata");
+    if (!where.machine_dir.empty()) dirs.push_back(where.machine_dir);
+    std::optional<SessionRecord> best;
+    for (const auto& dir : dirs) {
+        std::error_code ec;
+        for (auto it = std::filesystem::directory_iterator(dir, ec);
+             !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+            const std::string name = it->path().filename().string();
+            if (name.rfind("session-", 0) != 0 || !name.ends_with(".json")) continue;
+            auto text = read_file_bounded(it->path().string(), 4096);
+            if (!text) continue;
+            auto record = parse_session_record(*text, it->path().string());
+            if (!record) continue;
+            const auto age = std::chrono::duration_cast<std::chrono::seconds>(
+                now - std::chrono::system_clock::from_time_t(record->updated_at));
+            if (age > fresh || age < -fresh) continue;
+            if (!best || no_wider_than(record->mode, best->mode)) best = *record;
+        }
+        if (best) break; // the project's files first, as find_session looks
+    }
+    if (!best) return std::nullopt;
+    return best->session_id;
 }
 
 } // namespace sonata

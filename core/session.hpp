@@ -101,4 +101,13 @@ Result<std::optional<SessionLookup>> find_session(const std::string& session_id,
                                                   std::chrono::seconds max_age,
                                                   std::chrono::system_clock::time_point now);
 
+/// The session whose file the hook wrote last, within `fresh` of `now`, for a caller that was not
+/// told which session it serves: the project's files for work in `cwd` first, then the machine's.
+/// When several sessions are that fresh, the one recording the narrowest mode: a guess may only
+/// narrow. `cwd` is the session's own directory, where the hook writes, never one a caller names.
+std::optional<std::string> freshest_session(const std::string& cwd,
+                                            const std::map<std::string, std::string>& env,
+                                            std::chrono::seconds fresh,
+                                            std::chrono::system_clock::time_point now);
+
 } // namespace sonata

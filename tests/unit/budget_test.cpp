@@ -7,8 +7,8 @@
 
 #include "adapters/registry.hpp"
 #include "adapters/support/planner.hpp"
-#include "cli/operations.hpp"
 #include "core/config.hpp"
+#include "dispatch/dispatcher.hpp"
 
 namespace sonata::adapters {
 namespace {
@@ -93,25 +93,25 @@ TEST(Budget, OnlyClaudeEnforcesItAmongThePinnedHarnesses) {
 } // namespace
 } // namespace sonata::adapters
 
-namespace sonata::cli {
+namespace sonata::dispatch {
 namespace {
 
 TEST(Budget, ARankedRoleDoesNotMoveOnPastARunStoppedAtItsBudget) {
-    dispatch::Receipt silent;
-    silent.state = dispatch::RunState::failed;
+    Receipt silent;
+    silent.state = RunState::failed;
     silent.report_source = "none";
     EXPECT_TRUE(falls_through(silent));
-    dispatch::Receipt spent = silent;
+    Receipt spent = silent;
     spent.max_budget_usd = 0.5;
     spent.budget_enforced = true;
     spent.cost = RunCost{0.61, CostSource::native, 10, 2};
     EXPECT_FALSE(falls_through(spent)) << "the next harness would spend more than was allowed";
     spent.cost.usd = 0.2; // under its budget: it failed for another reason
     EXPECT_TRUE(falls_through(spent));
-    dispatch::Receipt cancelled = silent;
-    cancelled.state = dispatch::RunState::cancelled;
+    Receipt cancelled = silent;
+    cancelled.state = RunState::cancelled;
     EXPECT_FALSE(falls_through(cancelled));
 }
 
 } // namespace
-} // namespace sonata::cli
+} // namespace sonata::dispatch

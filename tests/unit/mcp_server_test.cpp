@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "cli/mcp_server.hpp"
+#include "cli/mcp_tools.hpp"
 #include "tests/support/scratch_dir.hpp"
 
 namespace sonata::cli {
@@ -18,7 +18,8 @@ using nlohmann::json;
 class McpServerTest : public ::testing::Test {
 protected:
     McpServerTest()
-        : m_server(Context{testing::hermetic_env(m_dir), m_dir.make_dir("work")},
+        : m_server(sonata_server_info(),
+                   sonata_tools(Context{testing::hermetic_env(m_dir), m_dir.make_dir("work")}),
                    [this](const std::string& message) {
                        std::lock_guard lock(m_mutex);
                        m_sent.push_back(json::parse(message));
@@ -57,7 +58,7 @@ protected:
     testing::ScratchDir m_dir;
     std::mutex m_mutex;
     std::vector<json> m_sent;
-    McpServer m_server;
+    mcp::Connection m_server;
 };
 
 TEST_F(McpServerTest, AnswersDiscoverWithMethodNotFoundThenInitializesWithTheOfferedVersion) {
@@ -121,7 +122,7 @@ TEST_F(McpServerTest, BadInputGetsAnErrorAndTheServerKeepsServing) {
         {call(7, "approve", {{"id", "r1"}, {"answer", "maybe"}}).dump(), -32602},
         {call(8, "dispatch", {{"task", "x"}, {"window_seconds", -1}}).dump(), -32602},
         {call(9, "dispatch", {{"task", "x"}, {"options", {{"k", 1}}}}).dump(), -32602},
-        {std::string(k_max_mcp_message + 1, ' '), -32600},
+        {std::string(mcp::k_max_message + 1, ' '), -32600},
     };
     for (const auto& c : cases) {
         const auto out = exchange(c.line);

@@ -1,19 +1,18 @@
-// The library calls behind the run commands (see operations.hpp).
-#include "cli/operations.hpp"
+// A dispatch request from start to a running run (see dispatcher.hpp).
+#include "dispatch/dispatcher.hpp"
 
 #include "adapters/registry.hpp"
-#include "cli/init_support.hpp"
 #include "core/fs.hpp"
 #include "dispatch/run.hpp"
 #include "dispatch/run_dir.hpp"
 
-namespace sonata::cli {
+namespace sonata::dispatch {
 namespace {
 
 /// The receipt's fields that the decision, the parent's mode and the gate fill.
-dispatch::Receipt receipt_of(const adapters::Planned& planned) {
+Receipt receipt_of(const adapters::Planned& planned) {
     const Decision& d = planned.decision;
-    dispatch::Receipt r = dispatch::receipt_for(d);
+    Receipt r = receipt_for(d);
     r.parent_mode_source = planned.parent.source;
     r.session_id = planned.parent.session_id;
     const std::string role_key = matrix_role(d.effective_mode, d.role.kind);
@@ -27,27 +26,27 @@ dispatch::Receipt receipt_of(const adapters::Planned& planned) {
 
 } // namespace
 
-Result<std::string> run_dir_of(const std::string& id, const Context& context) {
-    auto root = dispatch::runs_root(context.cwd, context.env);
+Result<std::string> run_dir_of(const std::string& id, const std::string& cwd,
+                               const Environment& env) {
+    auto root = runs_root(cwd, env);
     if (!root) return tl::unexpected(root.error());
-    return dispatch::run_dir(*root, id);
+    return run_dir(*root, id);
 }
 
-Result<std::string> newest_run_dir(const Context& context) {
-    auto root = dispatch::runs_root(context.cwd, context.env);
+Result<std::string> newest_run_dir(const std::string& cwd, const Environment& env) {
+    auto root = runs_root(cwd, env);
     if (!root) return tl::unexpected(root.error());
-    const auto ids = dispatch::list_runs(*root);
+    const auto ids = list_runs(*root);
     if (ids.empty()) return fail(ExitCode::bad_data, "no runs under " + *root);
     return *root + "/" + ids.front();
 }
 
-Result<void> resume_run(adapters::DispatchRequest& request, const std::string& run_id,
-                        const Context& context) {
-    auto dir = run_dir_of(run_id, context);
+Result<void> resume_run(adapters::DispatchRequest& request, const std::string& run_id) {
+    auto dir = run_dir_of(run_id, request.cwd, request.env);
     if (!dir) return tl::unexpected(dir.error());
-    auto old = dispatch::run_status(*dir);
+    auto old = run_status(*dir);
     if (!old) return tl::unexpected(old.error());
-    if (!dispatch::is_final(old->state)) {
+    if (!is_final(old->state)) {
         return fail(ExitCode::usage, "run " + old->id + " is still " +
                                          std::string(to_string(old->state)) +
                                          ": wait for it (or cancel it) before resuming it");
@@ -77,11 +76,10 @@ namespace {
 
 /// The limits a run of `harness` gets: the configured timeouts and log cap, and its concurrency
 /// slots (config's `max_concurrent`, else the adapter's default) in the machine's state.
-Result<dispatch::RunLimits> run_limits(const std::string& harness, const Config& config,
-                                       const Environment& env,
-                                       std::optional<std::chrono::seconds> timeout) {
-    dispatch::RunLimits limits{timeout.value_or(config.dispatch_timeout), config.dispatch_stall,
-                               config.dispatch_log_cap};
+Result<RunLimits> run_limits(const std::string& harness, const Config& config,
+                             const Environment& env, std::optional<std::chrono::seconds> timeout) {
+    RunLimits limits{timeout.value_or(config.dispatch_timeout), config.dispatch_stall,
+                     config.dispatch_log_cap};
     auto adapter = adapters::find_adapter(harness);
     if (!adapter) return tl::unexpected(adapter.error());
     const auto* configured = config.harness(harness);
@@ -100,7 +98,7 @@ Result<dispatch::RunLimits> run_limits(const std::string& harness, const Config&
 /// One harness: plan and, when it runs, start.
 Result<DispatchStarted> start_one(const adapters::DispatchRequest& request, const std::string& task,
                                   const Config& config, std::optional<std::chrono::seconds> timeout,
-                                  const std::vector<dispatch::Attempt>& passed_over) {
+                                  const std::vector<Attempt>& passed_over) {
     auto planned = adapters::plan_dispatch(request, config);
     if (!planned) return tl::unexpected(planned.error());
     DispatchStarted out{std::move(*planned), {}, {}, passed_over};
@@ -111,7 +109,7 @@ Result<DispatchStarted> start_one(const adapters::DispatchRequest& request, cons
                     out.planned.decision.harness + " is not installed here (" +
                         out.planned.not_installed + "); `sonata harnesses` lists what is");
     }
-    auto root = dispatch::runs_root(request.cwd, request.env);
+    auto root = runs_root(request.cwd, request.env);
     if (!root) return tl::unexpected(root.error());
     auto self = this_executable();
     if (!self) return tl::unexpected(self.error());
@@ -123,9 +121,9 @@ Result<DispatchStarted> start_one(const adapters::DispatchRequest& request, cons
         receipt.budget_enforced = request.budget && (*adapter)->enforces_budget();
     auto limits = run_limits(out.planned.decision.harness, config, request.env, timeout);
     if (!limits) return tl::unexpected(limits.error());
-    dispatch::StartRequest start{out.planned.decision, receipt, task,  request.cwd,
-                                 request.env,          *root,   *self, *limits};
-    auto dir = dispatch::start_run(start);
+    StartRequest start{out.planned.decision, receipt, task,  request.cwd,
+                       request.env,          *root,   *self, *limits};
+    auto dir = start_run(start);
     if (!dir) return tl::unexpected(dir.error());
     out.run_dir = *dir;
     out.id = dir->substr(dir->rfind('/') + 1);
@@ -134,12 +132,12 @@ Result<DispatchStarted> start_one(const adapters::DispatchRequest& request, cons
 
 } // namespace
 
-bool falls_through(const dispatch::Receipt& r) {
+bool falls_through(const Receipt& r) {
     // A run its harness stopped at its budget spent what the user allowed: the next harness would
     // spend more.
     const bool over_budget =
         r.budget_enforced && r.max_budget_usd && r.cost.usd && *r.cost.usd >= *r.max_budget_usd;
-    return r.state == dispatch::RunState::failed && r.report_source == "none" && !over_budget;
+    return r.state == RunState::failed && r.report_source == "none" && !over_budget;
 }
 
 Result<DispatchStarted> start_dispatch(const adapters::DispatchRequest& request,
@@ -152,7 +150,7 @@ Result<DispatchStarted> start_dispatch(const adapters::DispatchRequest& request,
             ranked = role->ranked;
     }
     if (ranked.empty()) return start_one(request, task, config, timeout, {});
-    std::vector<dispatch::Attempt> passed_over;
+    std::vector<Attempt> passed_over;
     Result<DispatchStarted> last = fail(ExitCode::config, "no harness to try");
     for (const auto& harness : ranked) {
         adapters::DispatchRequest one = request;
@@ -178,4 +176,4 @@ Result<DispatchStarted> start_dispatch(const adapters::DispatchRequest& request,
     return last; // the last one's own refusal is the decision; the others are passed_over
 }
 
-} // namespace sonata::cli
+} // namespace sonata::dispatch
