@@ -1,0 +1,246 @@
+// The tool call an intent resolves to (see tool_call.hpp).
+#include "probes/tool_call.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <regex>
+
+#include "core/json_parse.hpp"
+#include "dispatch/contract.hpp"
+
+namespace sonata::probes {
+namespace {
+
+using nlohmann::json;
+
+/// Letters and digits only, lower-cased: harnesses spell one MCP tool "mcp__server__tool",
+/// "mcp_server_tool", "server_tool" or just "tool".
+std::string name_key(std::string_view name) {
+    std::string key;
+    for (const char c : name) {
+        if (std::isalnum(static_cast<unsigned char>(c)) != 0)
+            key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    return key;
+}
+
+/// The named tool as the harness offered it: the same name, else the one offered tool whose name
+/// is the same under another MCP spelling (one key ends the other, and the shorter has at least
+/// five characters so that no short built-in name matches by accident). Not offered: the name.
+ToolChoice choose_named(const std::string& name, const ConversationFacts& facts) {
+    if (const auto* exact = find_offered(facts, name)) return {name, exact};
+    constexpr std::size_t k_min_key = 5;
+    const std::string want = name_key(name);
+    const OfferedTool* found = nullptr;
+    for (const auto& tool : facts.tools) {
+        const std::string have = name_key(tool.name);
+        if (std::min(have.size(), want.size()) < k_min_key) continue;
+        if (!want.ends_with(have) && !have.ends_with(want)) continue;
+        if (found != nullptr) return {name, nullptr}; // ambiguous: call what the script named
+        found = &tool;
+    }
+    return found != nullptr ? ToolChoice{found->name, found} : ToolChoice{name, nullptr};
+}
+
+// The first preferred name the harness offered; else the first preferred name; else `fallback`.
+ToolChoice choose(const std::vector<std::string>& preferred, std::string_view fallback,
+                  const ConversationFacts& facts) {
+    for (const auto& name : preferred) {
+        if (const auto* tool = find_offered(facts, name)) return {name, tool};
+    }
+    return {preferred.empty() ? std::string(fallback) : preferred.front(), nullptr};
+}
+
+std::string field_or(const std::string& field, const char* fallback) {
+    return field.empty() ? fallback : field;
+}
+
+std::string resolve_path(const std::string& path, const ScriptContext& context) {
+    const std::filesystem::path p(path);
+    if (p.is_absolute() || !context.vocabulary.write_path_absolute || context.workspace.empty()) {
+        return path;
+    }
+    return (std::filesystem::path(context.workspace) / p).lexically_normal().string();
+}
+
+// `text` in single quotes for a POSIX shell, the model's own command line (never run by sonata).
+std::string shell_quoted(const std::string& text) {
+    std::string quoted = "'";
+    for (const char c : text)
+        quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return quoted + "'";
+}
+
+// The apply_patch envelope that adds one file at `path` holding `content`.
+std::string add_file_patch(const std::string& path, const std::string& content) {
+    std::string patch = "*** Begin Patch\n*** Add File: " + path + "\n";
+    std::size_t at = 0;
+    while (at < content.size()) {
+        const auto end = std::min(content.find('\n', at), content.size());
+        patch += "+" + content.substr(at, end - at) + "\n";
+        at = end + 1;
+    }
+    return patch + "*** End Patch\n";
+}
+
+/// Whether `word` appears in `text` as a whole identifier (not inside a longer name).
+bool names_word(std::string_view text, std::string_view word) {
+    const auto is_name_char = [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-';
+    };
+    for (auto at = text.find(word); at != std::string_view::npos; at = text.find(word, at + 1)) {
+        const bool starts = at == 0 || !is_name_char(text[at - 1]);
+        const auto end = at + word.size();
+        const bool ends = end == text.size() || !is_name_char(text[end]);
+        if (starts && ends) return true;
+    }
+    return false;
+}
+
+/// The sub-agent a well-formed delegation names: one the offered tool lists (its schema's enum,
+/// else its descriptions), preferring the harness's usual ones; else the first usual one. "" when
+/// the harness's delegate tool names no agent, or the offered schema has no such argument.
+std::string agent_for(const adapters::ToolVocabulary& v, const OfferedTool* offered) {
+    if (v.delegate_agent_field.empty()) return "";
+    json field;
+    std::string texts = offered ? offered->description : "";
+    if (offered && !offered->schema_json.empty()) {
+        const auto schema = parse_json(offered->schema_json).value_or(nullptr);
+        const auto properties =
+            schema.is_object() ? schema.value("properties", json::object()) : json::object();
+        if (properties.is_object() && !properties.empty()) {
+            if (!properties.contains(v.delegate_agent_field)) return "";
+            field = properties.at(v.delegate_agent_field);
+        }
+    }
+    if (field.is_object()) {
+        if (const auto e = field.find("enum"); e != field.end() && e->is_array() && !e->empty()) {
+            for (const auto& agent : v.delegate_agents) {
+                if (std::find(e->begin(), e->end(), json(agent)) != e->end()) return agent;
+            }
+            if (e->front().is_string()) return e->front().get<std::string>();
+        }
+        if (const auto d = field.find("description"); d != field.end() && d->is_string())
+            texts += "\n" + d->get<std::string>();
+    }
+    for (const auto& agent : v.delegate_agents) {
+        if (names_word(texts, agent)) return agent;
+    }
+    return v.delegate_agents.empty() ? "" : v.delegate_agents.front();
+}
+
+/// A write_file or write_report intent: the harness's file tool (a patch for one without a path
+/// field), or the shell where a contract-following model would use it.
+std::pair<ToolChoice, json> write_call(const Intent& intent, const ScriptContext& context,
+                                       const ConversationFacts& facts) {
+    const auto& v = context.vocabulary;
+    json args = json::object();
+    const std::string path = intent.kind == IntentKind::write_file
+                                 ? resolve_path(intent.path, context)
+                                 : dispatch::report_path_in(facts.user_text);
+    auto write = choose(v.write, "write_file", facts);
+    if (intent.kind == IntentKind::write_report && write.offered == nullptr &&
+        v.write_path_field.empty()) {
+        // A model following the contract uses the shell when the harness's only file tool is
+        // a patch tool it does not offer (codex exec); a path-taking write tool that is not
+        // offered may still be deferred behind a tool search (qwen), and is called by name.
+        auto shell = choose(v.shell, "shell", facts);
+        if (shell.offered != nullptr) {
+            args[field_or(v.shell_command_field, "command")] =
+                "printf '%s\\n' " + shell_quoted(intent.content) + " > " + shell_quoted(path);
+            return {shell, args};
+        }
+    }
+    if (v.write_path_field.empty() && !v.write.empty()) {
+        // A write tool without a path field takes the file inside a patch (apply_patch).
+        args[field_or(v.write_content_field, "input")] = add_file_patch(path, intent.content);
+    } else {
+        args[field_or(v.write_path_field, "path")] = path;
+        args[field_or(v.write_content_field, "content")] = intent.content;
+    }
+    return {write, args};
+}
+
+std::pair<ToolChoice, json> shell_call(const Intent& intent, const ScriptContext& context,
+                                       const ConversationFacts& facts) {
+    const auto& v = context.vocabulary;
+    json args = json::object();
+    if (!v.shell_args_json.empty()) {
+        args = parse_json(v.shell_args_json).value_or(nullptr);
+        if (!args.is_object()) args = json::object();
+    }
+    args[field_or(v.shell_command_field, "command")] = intent.command;
+    return {choose(v.shell, "shell", facts), args};
+}
+
+/// A delegation whose task carries its marker, to a sub-agent the harness offers, inside the
+/// harness's envelope where its delegate tool has one.
+std::pair<ToolChoice, json> delegate_call(const Intent& intent, const ScriptContext& context,
+                                          const ConversationFacts& facts) {
+    const auto& v = context.vocabulary;
+    json args = json::object();
+    const bool has_marker = intent.task.find(intent.marker) != std::string::npos;
+    args[field_or(v.delegate_prompt_field, "prompt")] =
+        has_marker ? intent.task : intent.task + "\n\n" + intent.marker;
+    auto delegate = choose(v.delegate, "task", facts);
+    if (const auto agent = agent_for(v, delegate.offered); !agent.empty())
+        args[v.delegate_agent_field] = agent;
+    if (!v.delegate_envelope.empty() && delegate.name == v.delegate_envelope_tool) {
+        auto envelope = parse_json(v.delegate_envelope).value_or(nullptr);
+        if (envelope.is_object()) {
+            auto& inner = envelope["arguments"];
+            if (!inner.is_object()) inner = json::object();
+            inner.update(args);
+            return {delegate, envelope};
+        }
+    }
+    return {delegate, args};
+}
+
+} // namespace
+
+const OfferedTool* find_offered(const ConversationFacts& facts, std::string_view name) {
+    for (const auto& tool : facts.tools) {
+        if (tool.name == name) return &tool;
+    }
+    return nullptr;
+}
+
+/// An argument written "{{result:REGEX}}" takes REGEX's first group in the newest tool result that
+/// matches it (a run id a tool answered with, say); anything else is kept as written.
+std::string from_results(const std::string& value, const ConversationFacts& facts) {
+    constexpr std::string_view open = "{{result:";
+    if (value.rfind(open, 0) != 0 || !value.ends_with("}}")) return value;
+    std::regex pattern;
+    try {
+        pattern = std::regex(value.substr(open.size(), value.size() - open.size() - 2));
+    } catch (const std::regex_error&) {
+        return value;
+    }
+    for (auto it = facts.tool_results.rbegin(); it != facts.tool_results.rend(); ++it) {
+        std::smatch match;
+        if (std::regex_search(it->text, match, pattern) && match.size() > 1) return match[1];
+    }
+    return value;
+}
+
+std::pair<ToolChoice, json> tool_and_args(const Intent& intent, const ScriptContext& context,
+                                          const ConversationFacts& facts) {
+    switch (intent.kind) {
+    case IntentKind::write_file:
+    case IntentKind::write_report: return write_call(intent, context, facts);
+    case IntentKind::shell: return shell_call(intent, context, facts);
+    case IntentKind::delegate: return delegate_call(intent, context, facts);
+    case IntentKind::switch_mode:
+        if (!intent.tool.empty())
+            return {ToolChoice{intent.tool, find_offered(facts, intent.tool)}, json::object()};
+        return {choose(context.vocabulary.mode_switch, "exit_plan_mode", facts), json::object()};
+    case IntentKind::call_tool: return {choose_named(intent.tool, facts), json::object()};
+    case IntentKind::reply:
+    case IntentKind::call_unknown: break; // resolved to a call_tool before it gets here
+    }
+    return {ToolChoice{intent.tool, find_offered(facts, intent.tool)}, json::object()};
+}
+
+} // namespace sonata::probes
