@@ -223,66 +223,70 @@ struct Doctor {
         }
     }
 
-    void harnesses_and_matrix(const Config& config) {
-        auto runner = make_system_runner();
-        std::optional<Matrix> matrix;
-        std::string matrix_path;
-        if (auto dir = machine_dir_checked(context.env)) {
-            matrix_path = default_matrix_path(*dir);
-            if (fs::exists(matrix_path)) {
-                auto loaded = load_matrix(matrix_path);
-                if (loaded) {
-                    matrix = std::move(*loaded);
-                } else {
-                    add({"matrix", Status::blocker, loaded.error().message, "sonata probe"});
-                }
-            }
-        }
-        const bool strict = config.gate == GateStrictness::strict;
-        const Status unmeasured = strict ? Status::blocker : Status::warning;
-        if (!matrix && !matrix_path.empty() && !fs::exists(matrix_path)) {
+    /// This machine's matrix, with a line saying what it holds (or that there is none).
+    std::optional<Matrix> machine_matrix(Status unmeasured, bool strict) {
+        auto dir = machine_dir_checked(context.env);
+        if (!dir) return std::nullopt;
+        const std::string path = default_matrix_path(*dir);
+        if (!fs::exists(path)) {
             add({"matrix", unmeasured,
-                 "no capability matrix on this machine (" + matrix_path +
+                 "no capability matrix on this machine (" + path +
                      "): every mapping runs unmeasured" +
                      (strict ? " and gate = \"strict\" refuses it" : ""),
                  "sonata probe"});
-        } else if (matrix) {
-            add({"matrix", Status::ok,
-                 matrix_path + ": " + std::to_string(matrix->cells.size()) + " cells"});
+            return std::nullopt;
         }
+        auto loaded = load_matrix(path);
+        if (!loaded) {
+            add({"matrix", Status::blocker, loaded.error().message, "sonata probe"});
+            return std::nullopt;
+        }
+        add({"matrix", Status::ok, path + ": " + std::to_string(loaded->cells.size()) + " cells"});
+        return std::move(*loaded);
+    }
+
+    /// One installed harness: runnable, its version read, and measured in the matrix.
+    void harness_line(const std::string& id, const adapters::HarnessStatus& s,
+                      const std::optional<Matrix>& matrix, Status unmeasured) {
+        if (!s.cannot_run.empty()) {
+            add({"harness " + id, Status::warning, s.path + ": " + s.cannot_run});
+            return;
+        }
+        if (s.version.empty()) {
+            add({"harness " + id, Status::warning,
+                 s.path + ": its version could not be read (" + s.note + ")"});
+            return;
+        }
+        const bool measured =
+            matrix && std::any_of(matrix->cells.begin(), matrix->cells.end(), [&](const Cell& c) {
+                return c.harness == id && c.version == s.version;
+            });
+        if (matrix && !measured) {
+            add({"harness " + id, unmeasured,
+                 s.version + " at " + s.path +
+                     " is not in the matrix (probed: an older "
+                     "version, or never)",
+                 "sonata probe --harness " + id});
+        } else {
+            add({"harness " + id, Status::ok, s.version + " at " + s.path});
+        }
+        if (id == "codex") codex_config();
+        if (id == "reasonix") {
+            add({"reasonix telemetry", Status::ok,
+                 "sonata answers its usage-statistics question (REASONIX_TELEMETRY=0)"});
+        }
+    }
+
+    void harnesses_and_matrix(const Config& config) {
+        const bool strict = config.gate == GateStrictness::strict;
+        const Status unmeasured = strict ? Status::blocker : Status::warning;
+        const auto matrix = machine_matrix(unmeasured, strict);
+        auto runner = make_system_runner();
         for (const auto& adapter : adapters::all_adapters()) {
             const std::string id(adapter->id());
             if (id.find('<') != std::string::npos) continue; // a profile family, not a harness
             const auto s = adapters::detect_harness(*adapter, id, config, context.env, *runner);
-            if (!s.installed) continue;
-            if (!s.cannot_run.empty()) {
-                add({"harness " + id, Status::warning, s.path + ": " + s.cannot_run});
-                continue;
-            }
-            if (s.version.empty()) {
-                add({"harness " + id, Status::warning,
-                     s.path + ": its version could not be read (" + s.note + ")"});
-                continue;
-            }
-            const bool measured =
-                matrix &&
-                std::any_of(matrix->cells.begin(), matrix->cells.end(), [&](const Cell& c) {
-                    return c.harness == id && c.version == s.version;
-                });
-            if (matrix && !measured) {
-                add({"harness " + id, unmeasured,
-                     s.version + " at " + s.path +
-                         " is not in the matrix (probed: an older "
-                         "version, or never)",
-                     "sonata probe --harness " + id});
-            } else {
-                add({"harness " + id, Status::ok, s.version + " at " + s.path});
-            }
-            if (id == "codex") codex_config();
-            if (id == "reasonix") {
-                add({"reasonix telemetry", Status::ok,
-                     "sonata answers its usage-statistics question (REASONIX_TELEMETRY=0)"});
-            }
+            if (s.installed) harness_line(id, s, matrix, unmeasured);
         }
     }
 

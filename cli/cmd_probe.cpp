@@ -266,80 +266,80 @@ private:
     std::thread m_thread;
 };
 
-Result<int> run_probe(const ProbeArgs& args, const Context& context) {
-    auto config = context.config();
-    if (!config) return tl::unexpected(config.error());
-    if (args.matrix.empty() && !args.no_save) { // know where the matrix goes before probing
-        if (auto dir = machine_dir_checked(context.env); !dir) return tl::unexpected(dir.error());
-    }
-    for (const auto& id : args.probes) {
-        if (auto probe = probes::find_probe(id); !probe) return tl::unexpected(probe.error());
-    }
-    auto harnesses = targets(args, *config, context);
-    if (!harnesses) return tl::unexpected(harnesses.error());
+/// Every cell the run probes: the harnesses' cells for the chosen probes (all when none is named).
+Result<std::vector<probes::CellJob>>
+plan_jobs(const std::vector<probes::ProbeTargetHarness>& harnesses, const ProbeArgs& args,
+          const Config& config) {
     std::vector<probes::CellJob> jobs;
-    for (const auto& h : *harnesses) {
+    for (const auto& h : harnesses) {
         auto cells = probes::plan_cells(h, args.probes);
         if (!cells && cells.error().code == ExitCode::config) {
-            return fail(ExitCode::config, config->where("harnesses." + h.id + ".args") +
+            return fail(ExitCode::config, config.where("harnesses." + h.id + ".args") +
                                               "'harnesses." + h.id +
                                               ".args': " + cells.error().message);
         }
         if (!cells) return tl::unexpected(cells.error());
         jobs.insert(jobs.end(), cells->begin(), cells->end());
     }
-    const auto tmp_base =
-        context.env.count("TMPDIR") ? context.env.at("TMPDIR") : std::string("/tmp");
-    std::string base = tmp_base + "/sonata-probe-XXXXXX";
-    if (::mkdtemp(base.data()) == nullptr)
-        return fail(ExitCode::failure, "cannot create a scratch directory under " + tmp_base);
-    struct Cleanup {
-        std::string dir;
-        ~Cleanup() {
-            std::error_code ec;
-            fs::remove_all(dir, ec);
-        }
-    } cleanup{base};
-    auto runner = make_system_runner();
-    auto template_dir = probes::make_workspace_template(base, *runner);
-    if (!template_dir) return tl::unexpected(template_dir.error());
-    const InterruptWatch interrupt;
-    const probes::CellSettings settings{base,
-                                        *template_dir,
-                                        fs::read_symlink("/proc/self/exe").string(),
-                                        context.env,
-                                        args.timeout > 0 ? std::chrono::seconds(args.timeout)
-                                                         : config->probe_timeout,
-                                        interrupt.flag(),
-                                        args.capture};
-    const bool tty = ::isatty(STDERR_FILENO) != 0;
-    std::cerr << "sonata: " << harnesses->size() << " harness(es), " << jobs.size() << " cell(s), "
-              << args.jobs << " at a time\n";
-    const auto started = std::chrono::steady_clock::now();
-    auto outcomes = probes::run_cells(
-        jobs, settings, args.jobs,
-        [&](const probes::CellOutcome& o, std::size_t done, std::size_t total) {
-            const Cell& c = o.cell;
-            const std::string line =
-                fmt::format("[{}/{}] {}@{} {} {} {}: {}", done, total, c.harness, c.version,
-                            c.probe, c.mode, c.role, to_string(c.verdict));
-            if (tty)
-                std::cerr << "\r\033[K" << line << (done == total ? "\n" : "") << std::flush;
-            else
-                std::cerr << line << '\n';
-        });
-    if (interrupt.interrupted()) {
-        print_summary(outcomes);
-        std::cerr << "sonata: interrupted after " << outcomes.size() << " of " << jobs.size()
-                  << " cell(s); no matrix written, nothing left running\n";
-        return 130;
+    return jobs;
+}
+
+/// A scratch directory under $TMPDIR (else /tmp), removed with everything in it when it goes.
+class ScratchBase {
+public:
+    static Result<std::unique_ptr<ScratchBase>> make(const Environment& env) {
+        const auto tmp = env.count("TMPDIR") ? env.at("TMPDIR") : std::string("/tmp");
+        std::string dir = tmp + "/sonata-probe-XXXXXX";
+        if (::mkdtemp(dir.data()) == nullptr)
+            return fail(ExitCode::failure, "cannot create a scratch directory under " + tmp);
+        return std::unique_ptr<ScratchBase>(new ScratchBase(dir));
     }
+    ScratchBase(const ScratchBase&) = delete;
+    ScratchBase& operator=(const ScratchBase&) = delete;
+    ~ScratchBase() {
+        std::error_code ec;
+        fs::remove_all(m_dir, ec);
+    }
+    const std::string& dir() const { return m_dir; }
+
+private:
+    explicit ScratchBase(std::string dir) : m_dir(std::move(dir)) {}
+    std::string m_dir;
+};
+
+/// One line per finished cell on stderr; on a terminal, each line replaces the one before.
+probes::CellProgress progress_printer() {
+    const bool tty = ::isatty(STDERR_FILENO) != 0;
+    return [tty](const probes::CellOutcome& o, std::size_t done, std::size_t total) {
+        const Cell& c = o.cell;
+        const std::string line =
+            fmt::format("[{}/{}] {}@{} {} {} {}: {}", done, total, c.harness, c.version, c.probe,
+                        c.mode, c.role, to_string(c.verdict));
+        if (tty)
+            std::cerr << "\r\033[K" << line << (done == total ? "\n" : "") << std::flush;
+        else
+            std::cerr << line << '\n';
+    };
+}
+
+/// The checks that need nothing run: where the matrix goes, and that every named probe exists.
+Result<void> check_before_probing(const ProbeArgs& args, const Context& context) {
+    if (args.matrix.empty() && !args.no_save) { // know where the matrix goes before probing
+        if (auto dir = machine_dir_checked(context.env); !dir) return tl::unexpected(dir.error());
+    }
+    for (const auto& id : args.probes) {
+        if (auto probe = probes::find_probe(id); !probe) return tl::unexpected(probe.error());
+    }
+    return {};
+}
+
+/// What the run leaves: the timings file, the matrix (printed as JSON or summed up) and the
+/// saved matrices.
+Result<int> finish(const std::vector<probes::CellOutcome>& outcomes, const ProbeArgs& args,
+                   const Context& context, std::chrono::steady_clock::duration took) {
     if (!args.timings.empty()) {
-        if (auto ok =
-                write_timings(outcomes, args.timings, std::chrono::steady_clock::now() - started);
-            !ok) {
+        if (auto ok = write_timings(outcomes, args.timings, took); !ok)
             return tl::unexpected(ok.error());
-        }
     }
     const Matrix run = probes::matrix_from(outcomes);
     if (args.json)
@@ -348,6 +348,41 @@ Result<int> run_probe(const ProbeArgs& args, const Context& context) {
         print_summary(outcomes);
     if (auto ok = save_matrices(run, args, context); !ok) return tl::unexpected(ok.error());
     return 0;
+}
+
+Result<int> run_probe(const ProbeArgs& args, const Context& context) {
+    auto config = context.config();
+    if (!config) return tl::unexpected(config.error());
+    if (auto ok = check_before_probing(args, context); !ok) return tl::unexpected(ok.error());
+    auto harnesses = targets(args, *config, context);
+    if (!harnesses) return tl::unexpected(harnesses.error());
+    auto jobs = plan_jobs(*harnesses, args, *config);
+    if (!jobs) return tl::unexpected(jobs.error());
+    auto base = ScratchBase::make(context.env);
+    if (!base) return tl::unexpected(base.error());
+    auto runner = make_system_runner();
+    auto template_dir = probes::make_workspace_template((*base)->dir(), *runner);
+    if (!template_dir) return tl::unexpected(template_dir.error());
+    const InterruptWatch interrupt;
+    const probes::CellSettings settings{(*base)->dir(),
+                                        *template_dir,
+                                        fs::read_symlink("/proc/self/exe").string(),
+                                        context.env,
+                                        args.timeout > 0 ? std::chrono::seconds(args.timeout)
+                                                         : config->probe_timeout,
+                                        interrupt.flag(),
+                                        args.capture};
+    std::cerr << "sonata: " << harnesses->size() << " harness(es), " << jobs->size() << " cell(s), "
+              << args.jobs << " at a time\n";
+    const auto started = std::chrono::steady_clock::now();
+    auto outcomes = probes::run_cells(*jobs, settings, args.jobs, progress_printer());
+    if (interrupt.interrupted()) {
+        print_summary(outcomes);
+        std::cerr << "sonata: interrupted after " << outcomes.size() << " of " << jobs->size()
+                  << " cell(s); no matrix written, nothing left running\n";
+        return 130;
+    }
+    return finish(outcomes, args, context, std::chrono::steady_clock::now() - started);
 }
 
 } // namespace

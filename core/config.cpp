@@ -150,63 +150,76 @@ struct Parser {
         if (table == nullptr)
             return fail(ExitCode::config, at(*node) + "'roles' must be a table of roles");
         for (const auto& [key, value] : *table) {
-            const std::string name(key.str());
-            const std::string path = "roles." + name;
-            if (!is_kebab_name(name))
-                return fail(ExitCode::config,
-                            at(value) + "role name '" + name + "' must be kebab-case ([a-z0-9-])");
-            const auto* role = value.as_table();
-            if (role == nullptr)
-                return fail(ExitCode::config, at(value) + "'" + path + "' must be a table");
-            if (auto r = unknown_keys(*role, {"kind", "harness", "harnesses", "model"}, path + ".");
-                !r)
-                return r;
-            Role parsed{name, RoleKind::read_only, {}, {}};
-            const auto* kind = role->get("kind");
-            if (kind == nullptr)
-                return fail(ExitCode::config,
-                            at(value) + "'" + path +
-                                ".kind' is missing; set it to \"read-only\" or \"write\"");
-            auto kind_text = string_at(*kind, path + ".kind");
-            if (!kind_text) return tl::unexpected(kind_text.error());
-            auto parsed_kind = parse_role_kind(*kind_text);
-            if (!parsed_kind)
-                return fail(ExitCode::config, at(*kind) + parsed_kind.error().message);
-            parsed.kind = *parsed_kind;
-            if (auto ok = no_wider_than_builtin(parsed, *kind); !ok) return ok;
-            for (const auto* field : {"harness", "model"}) {
-                if (const auto* f = role->get(field)) {
-                    auto text = string_at(*f, path + "." + field);
-                    if (!text) return tl::unexpected(text.error());
-                    (std::string(field) == "harness" ? parsed.harness : parsed.model) = *text;
-                    config.lines[path + "." + field] = static_cast<int>(f->source().begin.line);
-                }
-            }
-            if (const auto* ranked = role->get("harnesses")) {
-                const auto* list = ranked->as_array();
-                if (role->get("harness") != nullptr)
-                    return fail(ExitCode::config,
-                                at(*ranked) + "'" + path +
-                                    "' sets both harness and harnesses; keep one");
-                if (list == nullptr || list->empty())
-                    return fail(ExitCode::config, at(*ranked) + "'" + path +
-                                                      ".harnesses' must be a non-empty array of "
-                                                      "harness ids, best first");
-                for (const auto& item : *list) {
-                    auto id = string_at(item, path + ".harnesses");
-                    if (!id) return tl::unexpected(id.error());
-                    if (std::find(parsed.ranked.begin(), parsed.ranked.end(), *id) !=
-                        parsed.ranked.end())
-                        return fail(ExitCode::config,
-                                    at(item) + "'" + path + ".harnesses' lists " + *id + " twice");
-                    parsed.ranked.push_back(*id);
-                }
-                parsed.harness = parsed.ranked.front();
-                config.lines[path + ".harness"] = static_cast<int>(ranked->source().begin.line);
-            }
-            config.lines[path] = static_cast<int>(value.source().begin.line);
-            config.roles[name] = parsed;
+            if (auto r = role(std::string(key.str()), value); !r) return r;
         }
+        return {};
+    }
+
+    Result<void> role(const std::string& name, const toml::node& value) {
+        const std::string path = "roles." + name;
+        if (!is_kebab_name(name))
+            return fail(ExitCode::config,
+                        at(value) + "role name '" + name + "' must be kebab-case ([a-z0-9-])");
+        const auto* role = value.as_table();
+        if (role == nullptr)
+            return fail(ExitCode::config, at(value) + "'" + path + "' must be a table");
+        if (auto r = unknown_keys(*role, {"kind", "harness", "harnesses", "model"}, path + "."); !r)
+            return r;
+        Role parsed{name, RoleKind::read_only, {}, {}};
+        if (auto r = role_kind(parsed, *role, value, path); !r) return r;
+        for (const auto* field : {"harness", "model"}) {
+            if (const auto* f = role->get(field)) {
+                auto text = string_at(*f, path + "." + field);
+                if (!text) return tl::unexpected(text.error());
+                (std::string(field) == "harness" ? parsed.harness : parsed.model) = *text;
+                config.lines[path + "." + field] = static_cast<int>(f->source().begin.line);
+            }
+        }
+        if (const auto* ranked = role->get("harnesses")) {
+            if (auto r = ranked_harnesses(parsed, *role, *ranked, path); !r) return r;
+        }
+        config.lines[path] = static_cast<int>(value.source().begin.line);
+        config.roles[name] = parsed;
+        return {};
+    }
+
+    /// A role's `kind`: required, and never wider than a built-in role of the same name.
+    Result<void> role_kind(Role& parsed, const toml::table& role, const toml::node& value,
+                           const std::string& path) {
+        const auto* kind = role.get("kind");
+        if (kind == nullptr)
+            return fail(ExitCode::config,
+                        at(value) + "'" + path +
+                            ".kind' is missing; set it to \"read-only\" or \"write\"");
+        auto kind_text = string_at(*kind, path + ".kind");
+        if (!kind_text) return tl::unexpected(kind_text.error());
+        auto parsed_kind = parse_role_kind(*kind_text);
+        if (!parsed_kind) return fail(ExitCode::config, at(*kind) + parsed_kind.error().message);
+        parsed.kind = *parsed_kind;
+        return no_wider_than_builtin(parsed, *kind);
+    }
+
+    /// A role's ranked `harnesses`, best first: distinct ids, instead of one `harness`.
+    Result<void> ranked_harnesses(Role& parsed, const toml::table& role, const toml::node& ranked,
+                                  const std::string& path) {
+        const auto* list = ranked.as_array();
+        if (role.get("harness") != nullptr)
+            return fail(ExitCode::config,
+                        at(ranked) + "'" + path + "' sets both harness and harnesses; keep one");
+        if (list == nullptr || list->empty())
+            return fail(ExitCode::config, at(ranked) + "'" + path +
+                                              ".harnesses' must be a non-empty array of "
+                                              "harness ids, best first");
+        for (const auto& item : *list) {
+            auto id = string_at(item, path + ".harnesses");
+            if (!id) return tl::unexpected(id.error());
+            if (std::find(parsed.ranked.begin(), parsed.ranked.end(), *id) != parsed.ranked.end())
+                return fail(ExitCode::config,
+                            at(item) + "'" + path + ".harnesses' lists " + *id + " twice");
+            parsed.ranked.push_back(*id);
+        }
+        parsed.harness = parsed.ranked.front();
+        config.lines[path + ".harness"] = static_cast<int>(ranked.source().begin.line);
         return {};
     }
 

@@ -2,6 +2,7 @@
 #include "core/gate.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -117,100 +118,145 @@ std::string matrix_role(Mode effective, RoleKind role) {
     return effective == Mode::plan ? "read-only" : std::string(to_string(role));
 }
 
+namespace {
+
+/// What every check of one decision shares: the matrix's words for its mode and role, and the
+/// machine a merged matrix is read for ("" when the matrix is one machine's).
+struct GateScope {
+    const Matrix* matrix;
+    std::string mode;
+    std::string role;
+    std::string machine;
+};
+
+/// The refusal of a matrix that merges machines without this one; nullopt when it is fine.
+std::optional<Refusal> foreign_matrix(const Decision& decision, const Matrix* matrix,
+                                      const std::string& machine) {
+    const auto machines = matrix != nullptr ? matrix->machines() : std::vector<std::string>{};
+    if (machines.empty() || std::find(machines.begin(), machines.end(), machine) != machines.end())
+        return std::nullopt;
+    return Refusal{
+        "the matrix merges the machines " + join(machines, ", ") +
+            " and holds no cell of this machine (" + machine +
+            "): another machine's verdicts say nothing about the harnesses installed here",
+        {"gate with this machine's own matrix (drop --matrix, or pass the one `sonata probe` "
+         "wrote here)",
+         "run `sonata probe --harness " + decision.harness + "` on this machine"}};
+}
+
+/// The matrix's verdict on `probe` for the decision (none when it has no conclusive cell); a
+/// probe that does not hold and is not violated goes to `unmeasured`, with the reason its cell
+/// gives when it could not conclude (the census names the unknown tools).
+GateCheck check_probe(const Decision& decision, const std::string& probe, const GateScope& scope,
+                      std::vector<std::string>& unmeasured) {
+    GateCheck check{probe, std::nullopt, {}};
+    const Cell* cell = scope.matrix != nullptr && !decision.version.empty()
+                           ? scope.matrix->find(decision.harness, decision.version, probe,
+                                                scope.mode, scope.role, scope.machine)
+                           : nullptr;
+    if (cell != nullptr && cell->verdict != Verdict::inconclusive &&
+        cell->verdict != Verdict::error) {
+        check.verdict = cell->verdict;
+        check.evidence = summarize(*cell);
+    }
+    if (check.verdict && (holds(*check.verdict) || *check.verdict == Verdict::violated))
+        return check;
+    const bool said = cell != nullptr && !cell->evidence.reason.empty();
+    unmeasured.push_back(said ? probe + " (" + std::string(to_string(cell->verdict)) + ": " +
+                                    clipped(cell->evidence.reason, 200) + ")"
+                              : probe);
+    return check;
+}
+
+/// Whether a violated check is about what a repository defines (hostile-workspace,
+/// mcp-reachability): without any of it, nothing is there to load or call.
+bool loads_repository(const GateCheck& check, const WorkspaceFiles* workspace) {
+    return (check.probe == probe_id::hostile_workspace ||
+            check.probe == probe_id::mcp_reachability) &&
+           *check.verdict == Verdict::violated && workspace != nullptr;
+}
+
+/// The refusal a check that does not hold makes, naming its evidence and the alternatives.
+Refusal refusal_for(const Decision& decision, const GateCheck& check, const GateScope& scope,
+                    const WorkspaceFiles* workspace) {
+    const std::string who = decision.harness + "@" + decision.version;
+    const std::string key = who + " " + check.probe + " " + scope.mode + " " + scope.role;
+    const bool repository = loads_repository(check, workspace);
+    std::string reason = "probe " + check.probe + " measured '" +
+                         std::string(to_string(*check.verdict)) + "' for " + who + " in " +
+                         scope.mode + " mode: ";
+    if (repository) {
+        reason += decision.harness + " loads what the repository holds, and this workspace holds " +
+                  found_phrase(*workspace) + " (measured: " + check.evidence + ")";
+    } else {
+        reason += check.evidence;
+    }
+    reason += ". Full evidence: sonata report --cell '" + key + "'";
+    auto others = alternatives(decision, *scope.matrix, scope.machine);
+    if (repository) {
+        others.insert(others.begin(),
+                      "dispatch from a workspace without " + join(workspace->found, ", "));
+    }
+    return Refusal{std::move(reason), std::move(others)};
+}
+
+/// The note a repository-loading violation leaves when this workspace holds nothing to load.
+std::string empty_workspace_note(const Decision& decision, const GateCheck& check,
+                                 const GateScope& scope, const WorkspaceFiles& workspace) {
+    return check.probe + " measured 'violated' for " + decision.harness + "@" + decision.version +
+           " in " + scope.mode + " mode (" + decision.harness +
+           " loads what a repository holds); this workspace holds none of " +
+           join(workspace.looked_for, ", ") + ", so it runs; sonata refuses while one is there";
+}
+
+/// Unmeasured relied-on probes: a refusal under gate = "strict", else a warning.
+void gate_unmeasured(Decision& decision, const std::vector<std::string>& unmeasured,
+                     GateStrictness strictness) {
+    if (unmeasured.empty()) return;
+    const std::string what =
+        join(unmeasured, ", ") + " not measured for " + decision.harness +
+        (decision.version.empty() ? " (version unknown)" : "@" + decision.version);
+    if (strictness == GateStrictness::strict) {
+        decision.outcome =
+            Refusal{"gate = \"strict\" and " + what,
+                    {"run `sonata probe --harness " + decision.harness + "`",
+                     "set gate = \"warn\" in sonata.toml to run unmeasured mappings"}};
+        return;
+    }
+    decision.warnings.push_back(what + "; run `sonata probe --harness " + decision.harness + "`");
+}
+
+} // namespace
+
 std::vector<GateCheck> apply_gate(Decision& decision, const Matrix* matrix,
                                   GateStrictness strictness, const std::string& machine,
                                   const WorkspaceFiles* workspace) {
     std::vector<GateCheck> checks;
     if (!decision.runs()) return checks;
-    const std::string mode(to_string(decision.effective_mode));
-    const std::string role = matrix_role(decision.effective_mode, decision.role.kind);
-    const auto machines = matrix != nullptr ? matrix->machines() : std::vector<std::string>{};
-    const bool merged = !machines.empty();
-    if (merged && std::find(machines.begin(), machines.end(), machine) == machines.end()) {
-        decision.outcome = Refusal{
-            "the matrix merges the machines " + join(machines, ", ") +
-                " and holds no cell of this machine (" + machine +
-                "): another machine's verdicts say nothing about the harnesses installed here",
-            {"gate with this machine's own matrix (drop --matrix, or pass the one `sonata probe` "
-             "wrote here)",
-             "run `sonata probe --harness " + decision.harness + "` on this machine"}};
+    if (auto refusal = foreign_matrix(decision, matrix, machine)) {
+        decision.outcome = std::move(*refusal);
         return checks;
     }
+    const bool merged = matrix != nullptr && !matrix->machines().empty();
+    const GateScope scope{matrix, std::string(to_string(decision.effective_mode)),
+                          matrix_role(decision.effective_mode, decision.role.kind),
+                          merged ? machine : std::string()};
     std::vector<std::string> unmeasured;
-    for (const auto& probe : decision.invocation().relies_on) {
-        GateCheck check{probe, std::nullopt, {}};
-        const Cell* cell = matrix != nullptr && !decision.version.empty()
-                               ? matrix->find(decision.harness, decision.version, probe, mode, role,
-                                              merged ? machine : std::string())
-                               : nullptr;
-        if (cell != nullptr && cell->verdict != Verdict::inconclusive &&
-            cell->verdict != Verdict::error) {
-            check.verdict = cell->verdict;
-            check.evidence = summarize(*cell);
-        }
-        if (!check.verdict || !holds(*check.verdict)) {
-            // A cell that could not conclude says why (the census names the unknown tools).
-            const bool said = cell != nullptr && !cell->evidence.reason.empty();
-            if (!check.verdict || *check.verdict != Verdict::violated) {
-                unmeasured.push_back(said ? probe + " (" + std::string(to_string(cell->verdict)) +
-                                                ": " + clipped(cell->evidence.reason, 200) + ")"
-                                          : probe);
-            }
-        }
-        checks.push_back(check);
-    }
+    for (const auto& probe : decision.invocation().relies_on)
+        checks.push_back(check_probe(decision, probe, scope, unmeasured));
     std::vector<std::string> notes;
     for (const auto& check : checks) {
         if (!check.verdict || holds(*check.verdict) || *check.verdict == Verdict::inconclusive)
             continue;
-        const std::string who = decision.harness + "@" + decision.version;
-        const std::string key = who + " " + check.probe + " " + mode + " " + role;
-        // Both properties are about what a repository defines: without any of it, nothing is
-        // there to load or call.
-        const bool loads_repository = (check.probe == probe_id::hostile_workspace ||
-                                       check.probe == probe_id::mcp_reachability) &&
-                                      *check.verdict == Verdict::violated && workspace != nullptr;
-        if (loads_repository && workspace->found.empty()) {
-            notes.push_back(check.probe + " measured 'violated' for " + who + " in " + mode +
-                            " mode (" + decision.harness +
-                            " loads what a repository holds); this workspace holds none of " +
-                            join(workspace->looked_for, ", ") +
-                            ", so it runs; sonata refuses while one is there");
+        if (loads_repository(check, workspace) && workspace->found.empty()) {
+            notes.push_back(empty_workspace_note(decision, check, scope, *workspace));
             continue;
         }
-        std::string reason = "probe " + check.probe + " measured '" +
-                             std::string(to_string(*check.verdict)) + "' for " + who + " in " +
-                             mode + " mode: ";
-        if (loads_repository) {
-            reason += decision.harness +
-                      " loads what the repository holds, and this workspace holds " +
-                      found_phrase(*workspace) + " (measured: " + check.evidence + ")";
-        } else {
-            reason += check.evidence;
-        }
-        reason += ". Full evidence: sonata report --cell '" + key + "'";
-        auto others = alternatives(decision, *matrix, merged ? machine : std::string());
-        if (loads_repository) {
-            others.insert(others.begin(),
-                          "dispatch from a workspace without " + join(workspace->found, ", "));
-        }
-        decision.outcome = Refusal{std::move(reason), std::move(others)};
+        decision.outcome = refusal_for(decision, check, scope, workspace);
         return checks;
     }
-    if (!unmeasured.empty()) {
-        const std::string what =
-            join(unmeasured, ", ") + " not measured for " + decision.harness +
-            (decision.version.empty() ? " (version unknown)" : "@" + decision.version);
-        if (strictness == GateStrictness::strict) {
-            decision.outcome =
-                Refusal{"gate = \"strict\" and " + what,
-                        {"run `sonata probe --harness " + decision.harness + "`",
-                         "set gate = \"warn\" in sonata.toml to run unmeasured mappings"}};
-            return checks;
-        }
-        decision.warnings.push_back(what + "; run `sonata probe --harness " + decision.harness +
-                                    "`");
-    }
+    gate_unmeasured(decision, unmeasured, strictness);
+    if (!decision.runs()) return checks;
     note_default_rule(decision, checks);
     auto& inv = std::get<Invocation>(decision.outcome);
     inv.notes.insert(inv.notes.end(), notes.begin(), notes.end());
