@@ -264,6 +264,19 @@ namespace sonata::adapters {
 
 using Json = nlohmann::ordered_json;
 
+namespace {
+
+HarnessSpec family_spec(HarnessSpec spec) {
+    spec.protocol = WireProtocol::openai_chat;
+    spec.default_max_concurrent = 1;
+    return spec;
+}
+
+} // namespace
+
+OpenCodeFamily::OpenCodeFamily(HarnessSpec spec, opencode_family::Names names)
+    : Adapter(family_spec(std::move(spec))), m_names(std::move(names)) {}
+
 std::optional<McpSetup>
 OpenCodeFamily::project_mcp(const std::string& workspace,
                             const std::vector<std::string>& server_argv) const {
