@@ -6,6 +6,7 @@
 #include <array>
 
 #include "adapters/adapter.hpp"
+#include "adapters/support/flag_value.hpp"
 #include "adapters/support/probe_convention.hpp"
 #include "adapters/support/relies.hpp"
 #include "core/text.hpp"
@@ -70,11 +71,20 @@ Refusal refusal_for(Mode mode) {
                    "dispatch from a bypassPermissions session"});
 }
 
-class Agy final : public Adapter {
+HarnessSpec agy_spec() {
+    HarnessSpec spec = convention::spec("agy");
+    spec.accepted_options = {k_option_sandbox};
+    spec.forbidden_flags = FlagsByMode::from([](Mode mode) {
+        if (mode == Mode::bypass_permissions) return std::vector<std::string>{};
+        return std::vector<std::string>{"--dangerously-skip-permissions"};
+    });
+    spec.last_args = {"--", "-p"}; // -p takes the prompt sonata appends
+    return spec;
+}
+
+class Agy final : public ConventionAdapter {
 public:
-    std::string_view id() const override { return "agy"; }
-    std::vector<std::string> executable_names() const override { return {"agy"}; }
-    std::vector<std::string> accepted_options() const override { return {k_option_sandbox}; }
+    Agy() : ConventionAdapter(agy_spec()) {}
 
     Result<Outcome> map(const PlanInput& in) const override {
         auto sandbox = sandbox_requested(in.options);
@@ -93,9 +103,9 @@ public:
         } else {
             inv.argv.emplace_back("--dangerously-skip-permissions");
         }
-        if (!in.model.empty()) inv.argv.insert(inv.argv.end(), {"--model", in.model});
+        set_flag_value(inv.argv, "--model", in.model);
         if (!in.resume_session.empty()) {
-            inv.argv.insert(inv.argv.end(), {"--conversation", in.resume_session});
+            set_flag_value(inv.argv, "--conversation", in.resume_session);
             relies::add_resume(inv.relies_on);
         }
         inv.argv.emplace_back("-p");
@@ -103,18 +113,6 @@ public:
         inv.report = ReportSource::stdout_text;
         return inv;
     }
-
-    // Probing: agy's wire protocol is not known here, so the endpoint travels in sonata's
-    // SONATA_PROBE_* convention, which only the fixture harness reads. Every fact below is an
-    // assumption from documentation, checked only against that fixture.
-
-    Result<EndpointInjection> inject_endpoint(const Invocation& inv,
-                                              const EndpointSpec& ep) const override {
-        return convention::inject(inv, ep);
-    }
-
-    ToolVocabulary tools() const override { return convention::tools(); }
-    RefusalTexts refusal_texts() const override { return convention::refusal_texts(); }
 
     std::vector<FileToWrite> hostile_files(const std::string& workspace,
                                            const std::string& canary) const override {
@@ -124,11 +122,6 @@ public:
                  R"("hooks": {"session_start": ".agy/hooks/session-start.sh"}})"
                  "\n"},
                 convention::startup_hook(workspace + "/.agy/hooks/session-start.sh", canary)};
-    }
-
-    std::string session_id(const std::string& out, const std::string& err,
-                           const std::string& /*home*/, const Invocation&) const override {
-        return convention::session_id(out, err);
     }
 
     std::string infrastructure_failure(const std::string& out, const std::string& err,
@@ -149,11 +142,6 @@ public:
             }
         }
         return {};
-    }
-
-    std::vector<std::string> forbidden_flags(Mode mode) const override {
-        if (mode == Mode::bypass_permissions) return {};
-        return {"--dangerously-skip-permissions"};
     }
 };
 

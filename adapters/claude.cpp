@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "adapters/adapter.hpp"
+#include "adapters/support/flag_value.hpp"
 #include "adapters/support/project_files.hpp"
 #include "adapters/support/relies.hpp"
 #include "core/json_parse.hpp"
@@ -16,20 +17,79 @@ namespace {
 const std::vector<std::string> k_read_tools{"--tools=Read,Grep,Glob",
                                             "--allowedTools=Read,Grep,Glob"};
 
+ToolVocabulary tools() {
+    ToolVocabulary v{{"Write"},        "file_path",       "content",         true,
+                     {"Bash"},         "command",         {"Task", "Agent"}, "prompt",
+                     {"ExitPlanMode"}, {"EnterPlanMode"}, "subagent_type",   {"general-purpose"}};
+    // write-withheld (claude 2.1.197): plan mode lets both run when they are offered, and
+    // each leaves files in the workspace; --tools=Read,Grep,Glob offers neither.
+    v.write_doors = {{"EnterWorktree", R"({"name": "probe"})", ".claude/worktrees"},
+                     {"CronCreate",
+                      R"({"cron": "17 3 * * *", "prompt": "touch probe-cron.txt", )"
+                      R"("durable": true})",
+                      ".claude/scheduled_tasks.json"}};
+    // The tool census, measured on 2.1.332: what plan (--tools=Read,Grep,Glob) and the
+    // writing modes offer besides the tools above.
+    v.known = {{"Read", ToolClass::read_only},
+               {"Glob", ToolClass::read_only},
+               {"Grep", ToolClass::read_only},
+               {"Edit", ToolClass::file_write},
+               {"ListAgents", ToolClass::delegate},
+               {"Workflow", ToolClass::delegate},
+               {"DeferredToolPlaceholder", ToolClass::other},
+               {"ReportFindings", ToolClass::other},
+               {"ScheduleWakeup", ToolClass::other},
+               {"Skill", ToolClass::other},
+               {"ToolSearch", ToolClass::other}};
+    return v;
+}
+
+RefusalTexts refusal_texts() {
+    // Captured from 2.1.197 and 2.1.332 (fixtures/captured/claude/<version>/refusals.json):
+    // 2.1.332 says "needs approval" where 2.1.197 said "was blocked", and words a denied
+    // tool as "Permission to use Write has been denied".
+    return {{"Agent type '*' not found", "InputValidationError"},
+            {"requested permissions to", "has been denied by permission rule", "while in plan mode",
+             "was blocked. For security", "needs approval. The path is",
+             "Permission to use * has been denied"}};
+}
+
+HarnessSpec claude_spec() {
+    HarnessSpec spec;
+    spec.id = "claude";
+    spec.executable_names = {"claude"};
+    spec.install_dirs = usual_install_dirs({"~/.claude/local"});
+    // The pin, and 2.1.332 as scripts/watch-releases probed it (no cell changed).
+    spec.measured_versions = {"2.1.197", "2.1.332"};
+    spec.enforces_budget = true;
+    spec.forbidden_flags = FlagsByMode::from([](Mode mode) {
+        std::vector<std::string> flags{"--dangerously-skip-permissions",
+                                       "--allow-dangerously-skip-permissions"};
+        if (mode == Mode::plan) flags.insert(flags.end(), {"--mcp-config", "--add-dir"});
+        return flags;
+    });
+    // The mapping picks the setting sources; a settings file or other sources could allow.
+    // Below bypass, allow rules and a permission-prompt tool would answer what the mode asks,
+    // and more directories widen where acceptEdits may write.
+    spec.reserved_flags = FlagsByMode::from([](Mode mode) {
+        std::vector<std::string> flags{"--setting-sources", "--settings"};
+        if (mode != Mode::bypass_permissions)
+            flags.insert(flags.end(), {"--allowed-tools", "--permission-prompt-tool", "--add-dir"});
+        return flags;
+    });
+    // From `claude --help` (2.1.197).
+    spec.flag_aliases = {{"-p", "--print"}, {"-c", "--continue"}, {"-r", "--resume"},
+                         {"-d", "--debug"}, {"-n", "--name"},     {"-w", "--worktree"}};
+    spec.permission_env = {"CLAUDE_CODE_DANGEROUSLY_SKIP_PERMISSIONS", "CLAUDE_CODE_SIMPLE"};
+    spec.protocol = WireProtocol::anthropic_messages;
+    spec.tools = tools();
+    spec.refusal_texts = refusal_texts();
+    return spec;
+}
+
 class Claude final : public Adapter {
 public:
-    std::string_view id() const override { return "claude"; }
-    std::vector<std::string> executable_names() const override { return {"claude"}; }
-    bool enforces_budget() const override { return true; }
-    VersionRange measured_versions() const override {
-        // The pin, and 2.1.332 as scripts/watch-releases probed it (no cell changed).
-        return {"2.1.197", "2.1.332"};
-    }
-    std::vector<std::string> install_dirs() const override {
-        auto dirs = Adapter::install_dirs();
-        dirs.insert(dirs.begin(), "~/.claude/local");
-        return dirs;
-    }
+    Claude() : Adapter(claude_spec()) {}
 
     Result<Outcome> map(const PlanInput& in) const override {
         if (in.mode == Mode::bypass_permissions && in.host.is_root &&
@@ -66,73 +126,6 @@ public:
         }
         add_common(inv, in);
         return inv;
-    }
-
-    std::vector<std::string> forbidden_flags(Mode mode) const override {
-        std::vector<std::string> flags{"--dangerously-skip-permissions",
-                                       "--allow-dangerously-skip-permissions"};
-        if (mode == Mode::plan) flags.insert(flags.end(), {"--mcp-config", "--add-dir"});
-        return flags;
-    }
-
-    std::vector<std::string> reserved_flags(Mode mode) const override {
-        // The mapping picks the setting sources; a settings file or other sources could allow.
-        // Below bypass, allow rules and a permission-prompt tool would answer what the mode asks,
-        // and more directories widen where acceptEdits may write.
-        std::vector<std::string> flags{"--setting-sources", "--settings"};
-        if (mode != Mode::bypass_permissions)
-            flags.insert(flags.end(), {"--allowed-tools", "--permission-prompt-tool", "--add-dir"});
-        return flags;
-    }
-
-    std::vector<std::pair<std::string, std::string>> flag_aliases() const override {
-        // From `claude --help` (2.1.197).
-        return {{"-p", "--print"}, {"-c", "--continue"}, {"-r", "--resume"},
-                {"-d", "--debug"}, {"-n", "--name"},     {"-w", "--worktree"}};
-    }
-
-    std::vector<std::string> permission_env() const override {
-        return {"CLAUDE_CODE_DANGEROUSLY_SKIP_PERMISSIONS", "CLAUDE_CODE_SIMPLE"};
-    }
-
-    WireProtocol protocol() const override { return WireProtocol::anthropic_messages; }
-
-    ToolVocabulary tools() const override {
-        ToolVocabulary v{
-            {"Write"},        "file_path",       "content",         true,
-            {"Bash"},         "command",         {"Task", "Agent"}, "prompt",
-            {"ExitPlanMode"}, {"EnterPlanMode"}, "subagent_type",   {"general-purpose"}};
-        // write-withheld (claude 2.1.197): plan mode lets both run when they are offered, and
-        // each leaves files in the workspace; --tools=Read,Grep,Glob offers neither.
-        v.write_doors = {{"EnterWorktree", R"({"name": "probe"})", ".claude/worktrees"},
-                         {"CronCreate",
-                          R"({"cron": "17 3 * * *", "prompt": "touch probe-cron.txt", )"
-                          R"("durable": true})",
-                          ".claude/scheduled_tasks.json"}};
-        // The tool census, measured on 2.1.332: what plan (--tools=Read,Grep,Glob) and the
-        // writing modes offer besides the tools above.
-        v.known = {{"Read", ToolClass::read_only},
-                   {"Glob", ToolClass::read_only},
-                   {"Grep", ToolClass::read_only},
-                   {"Edit", ToolClass::file_write},
-                   {"ListAgents", ToolClass::delegate},
-                   {"Workflow", ToolClass::delegate},
-                   {"DeferredToolPlaceholder", ToolClass::other},
-                   {"ReportFindings", ToolClass::other},
-                   {"ScheduleWakeup", ToolClass::other},
-                   {"Skill", ToolClass::other},
-                   {"ToolSearch", ToolClass::other}};
-        return v;
-    }
-
-    RefusalTexts refusal_texts() const override {
-        // Captured from 2.1.197 and 2.1.332 (fixtures/captured/claude/<version>/refusals.json):
-        // 2.1.332 says "needs approval" where 2.1.197 said "was blocked", and words a denied
-        // tool as "Permission to use Write has been denied".
-        return {{"Agent type '*' not found", "InputValidationError"},
-                {"requested permissions to", "has been denied by permission rule",
-                 "while in plan mode", "was blocked. For security", "needs approval. The path is",
-                 "Permission to use * has been denied"}};
     }
 
     std::vector<FileToWrite> hostile_files(const std::string& workspace,
@@ -248,12 +241,12 @@ public:
 
 private:
     static void add_common(Invocation& inv, const PlanInput& in) {
-        if (!in.model.empty()) inv.argv.insert(inv.argv.end(), {"--model", in.model});
+        set_flag_value(inv.argv, "--model", in.model);
         if (in.max_budget_usd)
             inv.argv.insert(inv.argv.end(),
                             {"--max-budget-usd", fmt::format("{:.2f}", *in.max_budget_usd)});
         if (!in.resume_session.empty()) {
-            inv.argv.insert(inv.argv.end(), {"--resume", in.resume_session});
+            set_flag_value(inv.argv, "--resume", in.resume_session);
             relies::add_resume(inv.relies_on);
         }
         // The result JSON carries the final message, the session id and what the run cost (the

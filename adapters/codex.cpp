@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "adapters/adapter.hpp"
+#include "adapters/support/flag_value.hpp"
 #include "adapters/support/probe_convention.hpp"
 #include "adapters/support/project_files.hpp"
 #include "adapters/support/relies.hpp"
@@ -126,15 +127,116 @@ RunCost rollout_tokens(const std::string& rollout) {
     return cost;
 }
 
+ScreenPatterns screen_patterns() {
+    // The TUI of 0.171.0, from the screens in fixtures/captured/codex/0.171.0/screens: the
+    // folder-trust card ("1. Trust and continue" is preselected), the command approval card
+    // (Esc cancels the command and ends the turn), and the empty task box's placeholder.
+    ScreenPatterns patterns;
+    patterns.trust = {"Trust this folder?"};
+    patterns.trust_keys = {"Enter"};
+    patterns.approval = {"Would you like to run the following command?",
+                         "Would you like to make the following edits?"};
+    patterns.deny_keys = {"Escape"};
+    patterns.approve_keys = {"y"}; // "1. Yes, proceed (y)"
+    patterns.ready = {"Ask Codex to do anything", "? for shortcuts"};
+    patterns.busy = {"esc to interrupt"}; // "• Working (3s • esc to interrupt)"
+    // The task box's line: "› <typed text>", or its placeholder once the task is submitted
+    // (the submitted task moves up into the history, above the box).
+    patterns.input_marker = "›";
+    // Ctrl+C twice within a second quits (the first one alone only arms the quit).
+    patterns.quit_keys = {"C-c", "C-c"};
+    // hostile-workspace (codex 0.171.0): repository hooks put up "Hooks need review" before
+    // the first task; "3. Continue without trusting (hooks won't run)" is the only answer.
+    patterns.decline = {"Hooks need review"};
+    patterns.decline_keys = {"Down", "Down", "Enter"};
+    return patterns;
+}
+
+ToolVocabulary tools() {
+    // apply_patch carries the path inside its patch text ("*** Add File: <path>"), so it names
+    // no path field; exec may not offer it at all, and then the shell is the only door.
+    // Measured on 0.171.0 (model gpt-5.5): spawn_agent is not listed but deferred in the
+    // namespace multi_agent_v1, and called there without a tool search; its agent_type is
+    // optional (omitted: `default`), so a well-formed call names none.
+    ToolVocabulary v{{"apply_patch"},
+                     "",
+                     "input",
+                     false,
+                     {"exec_command"},
+                     "cmd",
+                     {"spawn_agent", "multi_agent_v1.spawn_agent"},
+                     "message",
+                     {},
+                     {},
+                     "",
+                     {}};
+    // The tool census, measured on 0.171.0. Its read-only sandbox refuses the shell's writes
+    // and its sub-agents inherit it: plan offers both (shell-write-withheld and
+    // delegation-escape measure the refusals).
+    v.known = {
+        {"write_stdin", ToolClass::shell},        {"close_agent", ToolClass::delegate},
+        {"resume_agent", ToolClass::delegate},    {"send_input", ToolClass::delegate},
+        {"wait_agent", ToolClass::delegate},      {"view_image", ToolClass::read_only},
+        {"list_mcp_resources", ToolClass::mcp},   {"list_mcp_resource_templates", ToolClass::mcp},
+        {"read_mcp_resource", ToolClass::mcp},    {"create_goal", ToolClass::other},
+        {"get_goal", ToolClass::other},           {"update_goal", ToolClass::other},
+        {"request_user_input", ToolClass::other}, {"web_search", ToolClass::other}};
+    v.read_only_guarded = {ToolClass::shell, ToolClass::delegate};
+    return v;
+}
+
+RefusalTexts refusal_texts() {
+    // Captured from 0.171.0 (fixtures/captured/codex/0.171.0/refusals.json).
+    return {
+        {"unknown agent_type '", "failed to parse function arguments",
+         "Provide one of: message or items",
+         "Full-history forked agents inherit the parent agent type"},
+        {"blocked by read-only sandbox", "rejected by user approval settings", "reject command"}};
+}
+
+HarnessSpec codex_spec() {
+    HarnessSpec spec;
+    spec.id = "codex";
+    spec.executable_names = {"codex"};
+    spec.measured_versions = {"0.171.0", "0.171.0"}; // the pin
+    spec.accepted_options = {k_option_sandbox};
+    // The approval policy is sonata's to choose; --add-dir widens the writable roots.
+    spec.forbidden_flags = FlagsByMode::from([](Mode mode) {
+        std::vector<std::string> flags{"--dangerously-bypass-approvals-and-sandbox", "--full-auto",
+                                       "--yolo", "--ask-for-approval", "-a"};
+        if (mode != Mode::bypass_permissions) flags.emplace_back("--add-dir");
+        return flags;
+    });
+    // Config keys that would override the sandbox or approvals the mapping chose.
+    spec.reserved_flags = FlagsByMode::from([](Mode) {
+        return std::vector<std::string>{"sandbox_mode",
+                                        "approval_policy",
+                                        "projects",
+                                        "sandbox_workspace_write",
+                                        "sandbox_permissions",
+                                        "permissions",
+                                        "profile",
+                                        "profiles",
+                                        "--profile",
+                                        "-p"};
+    });
+    spec.repeatable_flags = {"-c", "--config"};
+    // From `codex exec --help` (0.171.0): a config's `-s danger-full-access` is a second
+    // --sandbox.
+    spec.flag_aliases = {{"-s", "--sandbox"}, {"-a", "--ask-for-approval"},
+                         {"-c", "--config"},  {"-p", "--profile"},
+                         {"-m", "--model"},   {"-C", "--cd"},
+                         {"-i", "--image"},   {"-o", "--output-last-message"}};
+    spec.protocol = WireProtocol::openai_responses;
+    spec.tools = tools();
+    spec.refusal_texts = refusal_texts();
+    spec.screen_patterns = screen_patterns();
+    return spec;
+}
+
 class Codex final : public Adapter {
 public:
-    std::string_view id() const override { return "codex"; }
-    std::vector<std::string> executable_names() const override { return {"codex"}; }
-    VersionRange measured_versions() const override {
-        // The pin.
-        return {"0.171.0", "0.171.0"};
-    }
-    std::vector<std::string> accepted_options() const override { return {k_option_sandbox}; }
+    Codex() : Adapter(codex_spec()) {}
 
     Result<Outcome> map(const PlanInput& in) const override {
         Invocation inv;
@@ -173,7 +275,7 @@ public:
                             {"-c", "sandbox_workspace_write.exclude_tmpdir_env_var=true", "-c",
                              "sandbox_workspace_write.exclude_slash_tmp=true"});
         }
-        if (!in.model.empty()) inv.argv.insert(inv.argv.end(), {"-m", in.model});
+        set_flag_value(inv.argv, "-m", in.model);
         describe(inv, tui, *sandbox);
         if (ignore_user_config) {
             inv.notes.push_back("--ignore-user-config: ~/.codex/config.toml is not read (a "
@@ -191,114 +293,6 @@ public:
         inv.prompt = tui ? PromptChannel::tmux_keys : PromptChannel::argument;
         inv.report = tui ? ReportSource::pane_text : ReportSource::stdout_text;
         return inv;
-    }
-
-    std::vector<std::string> forbidden_flags(Mode mode) const override {
-        // The approval policy is sonata's to choose; --add-dir widens the writable roots.
-        std::vector<std::string> flags{"--dangerously-bypass-approvals-and-sandbox", "--full-auto",
-                                       "--yolo", "--ask-for-approval", "-a"};
-        if (mode != Mode::bypass_permissions) flags.emplace_back("--add-dir");
-        return flags;
-    }
-
-    std::vector<std::string> repeatable_flags() const override { return {"-c", "--config"}; }
-
-    std::vector<std::pair<std::string, std::string>> flag_aliases() const override {
-        // From `codex exec --help` (0.171.0): a config's `-s danger-full-access` is a second
-        // --sandbox.
-        return {{"-s", "--sandbox"}, {"-a", "--ask-for-approval"},
-                {"-c", "--config"},  {"-p", "--profile"},
-                {"-m", "--model"},   {"-C", "--cd"},
-                {"-i", "--image"},   {"-o", "--output-last-message"}};
-    }
-
-    std::vector<std::string> reserved_flags(Mode) const override {
-        // Config keys that would override the sandbox or approvals the mapping chose.
-        return {"sandbox_mode",
-                "approval_policy",
-                "projects",
-                "sandbox_workspace_write",
-                "sandbox_permissions",
-                "permissions",
-                "profile",
-                "profiles",
-                "--profile",
-                "-p"};
-    }
-
-    WireProtocol protocol() const override { return WireProtocol::openai_responses; }
-
-    ScreenPatterns screen_patterns() const override {
-        // The TUI of 0.171.0, from the screens in fixtures/captured/codex/0.171.0/screens: the
-        // folder-trust card ("1. Trust and continue" is preselected), the command approval card
-        // (Esc cancels the command and ends the turn), and the empty task box's placeholder.
-        ScreenPatterns patterns;
-        patterns.trust = {"Trust this folder?"};
-        patterns.trust_keys = {"Enter"};
-        patterns.approval = {"Would you like to run the following command?",
-                             "Would you like to make the following edits?"};
-        patterns.deny_keys = {"Escape"};
-        patterns.approve_keys = {"y"}; // "1. Yes, proceed (y)"
-        patterns.ready = {"Ask Codex to do anything", "? for shortcuts"};
-        patterns.busy = {"esc to interrupt"}; // "• Working (3s • esc to interrupt)"
-        // The task box's line: "› <typed text>", or its placeholder once the task is submitted
-        // (the submitted task moves up into the history, above the box).
-        patterns.input_marker = "›";
-        // Ctrl+C twice within a second quits (the first one alone only arms the quit).
-        patterns.quit_keys = {"C-c", "C-c"};
-        // hostile-workspace (codex 0.171.0): repository hooks put up "Hooks need review" before
-        // the first task; "3. Continue without trusting (hooks won't run)" is the only answer.
-        patterns.decline = {"Hooks need review"};
-        patterns.decline_keys = {"Down", "Down", "Enter"};
-        return patterns;
-    }
-
-    ToolVocabulary tools() const override {
-        // apply_patch carries the path inside its patch text ("*** Add File: <path>"), so it names
-        // no path field; exec may not offer it at all, and then the shell is the only door.
-        // Measured on 0.171.0 (model gpt-5.5): spawn_agent is not listed but deferred in the
-        // namespace multi_agent_v1, and called there without a tool search; its agent_type is
-        // optional (omitted: `default`), so a well-formed call names none.
-        ToolVocabulary v{{"apply_patch"},
-                         "",
-                         "input",
-                         false,
-                         {"exec_command"},
-                         "cmd",
-                         {"spawn_agent", "multi_agent_v1.spawn_agent"},
-                         "message",
-                         {},
-                         {},
-                         "",
-                         {}};
-        // The tool census, measured on 0.171.0. Its read-only sandbox refuses the shell's writes
-        // and its sub-agents inherit it: plan offers both (shell-write-withheld and
-        // delegation-escape measure the refusals).
-        v.known = {{"write_stdin", ToolClass::shell},
-                   {"close_agent", ToolClass::delegate},
-                   {"resume_agent", ToolClass::delegate},
-                   {"send_input", ToolClass::delegate},
-                   {"wait_agent", ToolClass::delegate},
-                   {"view_image", ToolClass::read_only},
-                   {"list_mcp_resources", ToolClass::mcp},
-                   {"list_mcp_resource_templates", ToolClass::mcp},
-                   {"read_mcp_resource", ToolClass::mcp},
-                   {"create_goal", ToolClass::other},
-                   {"get_goal", ToolClass::other},
-                   {"update_goal", ToolClass::other},
-                   {"request_user_input", ToolClass::other},
-                   {"web_search", ToolClass::other}};
-        v.read_only_guarded = {ToolClass::shell, ToolClass::delegate};
-        return v;
-    }
-
-    RefusalTexts refusal_texts() const override {
-        // Captured from 0.171.0 (fixtures/captured/codex/0.171.0/refusals.json).
-        return {{"unknown agent_type '", "failed to parse function arguments",
-                 "Provide one of: message or items",
-                 "Full-history forked agents inherit the parent agent type"},
-                {"blocked by read-only sandbox", "rejected by user approval settings",
-                 "reject command"}};
     }
 
     std::vector<FileToWrite> hostile_files(const std::string& workspace,
@@ -372,12 +366,7 @@ public:
                         R"(env_key="PROBE_KEY",wire_api="responses"}})",
                         ep.base_url);
         const auto after = argv.insert(at, {"-c", "model_provider=probe", "-c", provider}) + 4;
-        if (auto m = std::find(argv.begin(), argv.end(), "-m");
-            m != argv.end() && m + 1 != argv.end()) {
-            *(m + 1) = ep.model;
-        } else {
-            argv.insert(after, {"-m", ep.model});
-        }
+        set_flag_value(argv, "-m", ep.model, static_cast<std::size_t>(after - argv.begin()));
         const std::string codex_home = ep.home + "/.codex";
         out.invocation.env.insert({{"PROBE_KEY", ep.api_key}, {"CODEX_HOME", codex_home}});
         // codex refuses a CODEX_HOME that does not exist; the file makes the directory, and

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "adapters/adapter.hpp"
+#include "adapters/support/flag_value.hpp"
 #include "adapters/support/project_files.hpp"
 #include "adapters/support/relies.hpp"
 #include "core/config.hpp"
@@ -33,14 +34,109 @@ constexpr const char* k_home_dir = "copilot-home";
 /// The support directory of a HOME whose sonata config directory is the default one.
 constexpr const char* k_default_support = "/.config/sonata/support/";
 
+std::vector<std::string> forbidden_flags(Mode mode) {
+    // Sessions continue only through sonata's resume, which re-passes the restrictions;
+    // --connect and --remote hand the session to another client; --acp serves a protocol
+    // instead of the task; --share-gist publishes the session.
+    // --config-dir is the deprecated spelling of COPILOT_HOME, whose saved folder trust
+    // would load the repository's hooks, as --trust-folder does.
+    std::vector<std::string> flags{"--continue",   "--connect",     "--remote",
+                                   "--acp",        "--share-gist",  "--interactive",
+                                   "--config-dir", "--trust-folder"};
+    if (mode == Mode::bypass_permissions) return flags;
+    // Permission widening: every "allow all", trust for the repository's own configuration,
+    // more directories or URLs, the assisted-approval judge, autopilot, and code or MCP
+    // servers from outside the mapping.
+    flags.insert(flags.end(),
+                 {"--yolo", "--allow-all", "--allow-all-tools", "--allow-all-paths",
+                  "--allow-all-urls", "--allow-url", "--add-dir", "--assisted-approval",
+                  "--autopilot", "--mode", "--plan", "--max-autopilot-continues", "--plugin-dir",
+                  "--extension-sdk-path", "--additional-mcp-config", "--enable-mcp-server",
+                  "--mcp-github-auth", "--environment-host", "--experimental"});
+    if (mode != Mode::accept_edits) flags.emplace_back("--allow-tool");
+    if (mode == Mode::plan) {
+        // Files the run itself would write into the workspace or elsewhere.
+        flags.insert(flags.end(), {"--share", "--usage-output-file", "--log-dir"});
+    }
+    return flags;
+}
+
+std::vector<std::string> reserved_flags(Mode mode) {
+    // The mapping's own tool rules, and the session it resumes.
+    std::vector<std::string> flags{"--resume", "--session-id", "--prompt", "--disallow-temp-dir"};
+    if (mode == Mode::plan) flags.emplace_back("--available-tools");
+    if (mode == Mode::accept_edits) flags.emplace_back("--allow-tool");
+    return flags;
+}
+
+ToolVocabulary tools() {
+    // Measured on 1.0.102: create{path (absolute), file_text}, bash{command, description},
+    // task{description, prompt, agent_type, name} whose agent types are an enum in its
+    // schema. No tool switches its mode (its plan mode, which sonata does not use, adds
+    // task_complete, not a way out).
+    return {.write = {"create"},
+            .write_path_field = "path",
+            .write_content_field = "file_text",
+            .write_path_absolute = true,
+            .shell = {"bash"},
+            .shell_command_field = "command",
+            .delegate = {"task"},
+            .delegate_prompt_field = "prompt",
+            .mode_switch = {},
+            .mode_enter = {},
+            .delegate_agent_field = "agent_type",
+            .delegate_agents = {"general-purpose", "task"},
+            // The tool census, measured on 1.0.102.
+            .known = {{"glob", ToolClass::read_only},
+                      {"grep", ToolClass::read_only},
+                      {"view", ToolClass::read_only},
+                      {"edit", ToolClass::file_write},
+                      {"list_bash", ToolClass::shell},
+                      {"read_bash", ToolClass::shell},
+                      {"stop_bash", ToolClass::shell},
+                      {"list_agents", ToolClass::delegate},
+                      {"read_agent", ToolClass::delegate},
+                      {"write_agent", ToolClass::delegate},
+                      {"fetch_copilot_cli_documentation", ToolClass::other},
+                      {"session_store_sql", ToolClass::other},
+                      {"sql", ToolClass::other},
+                      {"skill", ToolClass::other}}};
+}
+
+RefusalTexts refusal_texts() {
+    // Captured from 1.0.102 (fixtures/captured/copilot/1.0.102/refusals.json): a sub-agent
+    // it does not have; a call that needs an approval no one can give headless, and a tool
+    // the tool list withholds.
+    return {{"Unknown agent_type"},
+            {"no interactive user response was available", "does not exist. Available tools"}};
+}
+
+HarnessSpec copilot_spec() {
+    HarnessSpec spec;
+    spec.id = "copilot";
+    spec.executable_names = {"copilot"};
+    spec.measured_versions = {"1.0.102", "1.0.102"}; // the pin
+    spec.forbidden_flags = FlagsByMode::from(forbidden_flags);
+    spec.reserved_flags = FlagsByMode::from(reserved_flags);
+    // From `copilot --help` (1.0.102).
+    spec.flag_aliases = {{"-p", "--prompt"}, {"-s", "--silent"},      {"-r", "--resume"},
+                         {"-n", "--name"},   {"-i", "--interactive"}, {"-v", "--version"}};
+    // COPILOT_ALLOW_ALL approves every tool ("true" also trusts the folder, loading its
+    // hooks and MCP servers), and so does GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS=true for the
+    // repository's hooks (measured on 1.0.102); COPILOT_ASSISTED_APPROVAL lets a judge
+    // approve requests; COPILOT_CLI_DIST_DIR runs another package than the one measured.
+    // COPILOT_HOME is the mapping's own.
+    spec.permission_env = {"COPILOT_ALLOW_ALL", "GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS",
+                           "COPILOT_ASSISTED_APPROVAL", "COPILOT_CLI_DIST_DIR", k_home_env};
+    spec.protocol = WireProtocol::openai_chat;
+    spec.tools = tools();
+    spec.refusal_texts = refusal_texts();
+    return spec;
+}
+
 class Copilot final : public Adapter {
 public:
-    std::string_view id() const override { return "copilot"; }
-    std::vector<std::string> executable_names() const override { return {"copilot"}; }
-    VersionRange measured_versions() const override {
-        // The pin.
-        return {"1.0.102", "1.0.102"};
-    }
+    Copilot() : Adapter(copilot_spec()) {}
 
     std::string parse_version(std::string_view output) const override {
         // "GitHub Copilot CLI 1.0.102." then an update hint.
@@ -95,113 +191,16 @@ public:
         // outside-workspace-write: copilot's file tools reach the system temp directory besides
         // the working directory unless told not to.
         if (mode != Mode::bypass_permissions) inv.argv.emplace_back("--disallow-temp-dir");
-        if (!in.model.empty()) inv.argv.insert(inv.argv.end(), {"--model", in.model});
+        set_flag_value(inv.argv, "--model", in.model);
         if (!in.resume_session.empty()) {
             // A resumed session keeps none of its permissions: the flags above are re-passed.
-            inv.argv.emplace_back("--resume=" + in.resume_session);
+            set_flag_value(inv.argv, "--resume", in.resume_session, k_argv_end, FlagForm::joined);
             relies::add_resume(inv.relies_on);
         }
         // The task goes in on stdin: `-p <text>` takes no text that starts with a dash.
         inv.prompt = PromptChannel::stdin_pipe;
         inv.report = ReportSource::structured_stdout;
         return inv;
-    }
-
-    std::vector<std::string> forbidden_flags(Mode mode) const override {
-        // Sessions continue only through sonata's resume, which re-passes the restrictions;
-        // --connect and --remote hand the session to another client; --acp serves a protocol
-        // instead of the task; --share-gist publishes the session.
-        // --config-dir is the deprecated spelling of COPILOT_HOME, whose saved folder trust
-        // would load the repository's hooks, as --trust-folder does.
-        std::vector<std::string> flags{"--continue",   "--connect",     "--remote",
-                                       "--acp",        "--share-gist",  "--interactive",
-                                       "--config-dir", "--trust-folder"};
-        if (mode == Mode::bypass_permissions) return flags;
-        // Permission widening: every "allow all", trust for the repository's own configuration,
-        // more directories or URLs, the assisted-approval judge, autopilot, and code or MCP
-        // servers from outside the mapping.
-        flags.insert(flags.end(),
-                     {"--yolo", "--allow-all", "--allow-all-tools", "--allow-all-paths",
-                      "--allow-all-urls", "--allow-url", "--add-dir", "--assisted-approval",
-                      "--autopilot", "--mode", "--plan", "--max-autopilot-continues",
-                      "--plugin-dir", "--extension-sdk-path", "--additional-mcp-config",
-                      "--enable-mcp-server", "--mcp-github-auth", "--environment-host",
-                      "--experimental"});
-        if (mode != Mode::accept_edits) flags.emplace_back("--allow-tool");
-        if (mode == Mode::plan) {
-            // Files the run itself would write into the workspace or elsewhere.
-            flags.insert(flags.end(), {"--share", "--usage-output-file", "--log-dir"});
-        }
-        return flags;
-    }
-
-    std::vector<std::string> reserved_flags(Mode mode) const override {
-        // The mapping's own tool rules, and the session it resumes.
-        std::vector<std::string> flags{"--resume", "--session-id", "--prompt",
-                                       "--disallow-temp-dir"};
-        if (mode == Mode::plan) flags.emplace_back("--available-tools");
-        if (mode == Mode::accept_edits) flags.emplace_back("--allow-tool");
-        return flags;
-    }
-
-    std::vector<std::pair<std::string, std::string>> flag_aliases() const override {
-        // From `copilot --help` (1.0.102).
-        return {{"-p", "--prompt"}, {"-s", "--silent"},      {"-r", "--resume"},
-                {"-n", "--name"},   {"-i", "--interactive"}, {"-v", "--version"}};
-    }
-
-    std::vector<std::string> permission_env() const override {
-        // COPILOT_ALLOW_ALL approves every tool ("true" also trusts the folder, loading its
-        // hooks and MCP servers), and so does GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS=true for the
-        // repository's hooks (measured on 1.0.102); COPILOT_ASSISTED_APPROVAL lets a judge
-        // approve requests; COPILOT_CLI_DIST_DIR runs another package than the one measured.
-        // COPILOT_HOME is the mapping's own.
-        return {"COPILOT_ALLOW_ALL", "GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS",
-                "COPILOT_ASSISTED_APPROVAL", "COPILOT_CLI_DIST_DIR", k_home_env};
-    }
-
-    WireProtocol protocol() const override { return WireProtocol::openai_chat; }
-
-    ToolVocabulary tools() const override {
-        // Measured on 1.0.102: create{path (absolute), file_text}, bash{command, description},
-        // task{description, prompt, agent_type, name} whose agent types are an enum in its
-        // schema. No tool switches its mode (its plan mode, which sonata does not use, adds
-        // task_complete, not a way out).
-        return {.write = {"create"},
-                .write_path_field = "path",
-                .write_content_field = "file_text",
-                .write_path_absolute = true,
-                .shell = {"bash"},
-                .shell_command_field = "command",
-                .delegate = {"task"},
-                .delegate_prompt_field = "prompt",
-                .mode_switch = {},
-                .mode_enter = {},
-                .delegate_agent_field = "agent_type",
-                .delegate_agents = {"general-purpose", "task"},
-                // The tool census, measured on 1.0.102.
-                .known = {{"glob", ToolClass::read_only},
-                          {"grep", ToolClass::read_only},
-                          {"view", ToolClass::read_only},
-                          {"edit", ToolClass::file_write},
-                          {"list_bash", ToolClass::shell},
-                          {"read_bash", ToolClass::shell},
-                          {"stop_bash", ToolClass::shell},
-                          {"list_agents", ToolClass::delegate},
-                          {"read_agent", ToolClass::delegate},
-                          {"write_agent", ToolClass::delegate},
-                          {"fetch_copilot_cli_documentation", ToolClass::other},
-                          {"session_store_sql", ToolClass::other},
-                          {"sql", ToolClass::other},
-                          {"skill", ToolClass::other}}};
-    }
-
-    RefusalTexts refusal_texts() const override {
-        // Captured from 1.0.102 (fixtures/captured/copilot/1.0.102/refusals.json): a sub-agent
-        // it does not have; a call that needs an approval no one can give headless, and a tool
-        // the tool list withholds.
-        return {{"Unknown agent_type"},
-                {"no interactive user response was available", "does not exist. Available tools"}};
     }
 
     std::vector<FileToWrite> hostile_files(const std::string& workspace,
@@ -314,11 +313,7 @@ public:
         unset.erase(std::remove_if(unset.begin(), unset.end(),
                                    [&](const std::string& name) { return env.count(name) != 0; }),
                     unset.end());
-        auto& argv = out.invocation.argv;
-        if (auto m = std::find(argv.begin(), argv.end(), "--model");
-            m != argv.end() && m + 1 != argv.end()) {
-            *(m + 1) = ep.model;
-        }
+        replace_flag_value(out.invocation.argv, "--model", ep.model);
         return out;
     }
 };

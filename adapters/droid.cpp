@@ -5,11 +5,10 @@
 // adds only the file tools. `exec` has no approval UI, so default is refused. A runtime settings
 // file sonata writes turns off hooks and every MCP server, which a repository's .factory/ would
 // otherwise start. Never --skip-permissions-unsafe below bypass.
-#include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 #include "adapters/adapter.hpp"
+#include "adapters/support/flag_value.hpp"
 #include "adapters/support/project_files.hpp"
 #include "adapters/support/relies.hpp"
 
@@ -34,15 +33,95 @@ json result_of(const std::string& out) {
     return objects.empty() ? json() : std::move(objects.back());
 }
 
+std::vector<std::string> forbidden_flags(Mode mode) {
+    // --cwd moves the run out of the workspace; stream-jsonrpc takes the session's settings
+    // from requests instead of the command line; a mission auto-approves its proposals.
+    std::vector<std::string> flags{"--cwd", "--input-format", "--mission", "--worker-model",
+                                   "--validator-model"};
+    if (mode == Mode::bypass_permissions) return flags;
+    flags.insert(flags.end(),
+                 {"--skip-permissions-unsafe", "--add-tools", "--worktree", "--worktree-dir"});
+    if (mode == Mode::plan) flags.emplace_back("--auto");
+    return flags;
+}
+
+std::vector<std::string> reserved_flags(Mode mode) {
+    std::vector<std::string> flags{"--settings", "--session-id", "--fork"};
+    if (mode != Mode::bypass_permissions) flags.emplace_back("--only-tools");
+    if (mode == Mode::accept_edits) flags.emplace_back("--auto");
+    return flags;
+}
+
+ToolVocabulary tools() {
+    // Measured on 0.225.2: Create{file_path, content}, Execute{command, summary, riskLevel,
+    // riskLevelReason}, Task at --auto high; no mode switch outside its spec mode
+    // (ExitSpecMode), which sonata does not use. It checks a call's arguments before its
+    // permissions, even for a tool it withholds: every shell call carries the riskLevel a model
+    // that wants its command run would claim, "low".
+    return {.write = {"Create"},
+            .write_path_field = "file_path",
+            .write_content_field = "content",
+            .write_path_absolute = true,
+            .shell = {"Execute"},
+            .shell_command_field = "command",
+            .delegate = {"Task"},
+            .delegate_prompt_field = "prompt",
+            .mode_switch = {},
+            .mode_enter = {},
+            .delegate_agent_field = "subagent_type",
+            .delegate_agents = {"worker", "general-purpose"},
+            .shell_args_json = R"({"summary":"sonata probe","riskLevel":"low",)"
+                               R"("riskLevelReason":"Only touches files inside the project."})",
+            // The tool census, measured on 0.225.2 (bypassPermissions offers the most).
+            .known = {{"Glob", ToolClass::read_only},
+                      {"Grep", ToolClass::read_only},
+                      {"LS", ToolClass::read_only},
+                      {"Read", ToolClass::read_only},
+                      {"Edit", ToolClass::file_write},
+                      {"TaskOutput", ToolClass::delegate},
+                      {"TaskStop", ToolClass::delegate},
+                      {"ConnectorSearch", ToolClass::other},
+                      {"GenerateImage", ToolClass::other},
+                      {"Skill", ToolClass::other},
+                      {"ToolSearch", ToolClass::other}}};
+}
+
+RefusalTexts refusal_texts() {
+    // Captured from 0.225.2 (fixtures/captured/droid/0.225.2/refusals.json): a call without
+    // the fields its schema requires; a tool the tool list withholds.
+    return {{"missing required parameters"}, {"is not permitted in this exec session"}};
+}
+
+HarnessSpec droid_spec() {
+    HarnessSpec spec;
+    spec.id = "droid";
+    spec.executable_names = {"droid"};
+    spec.install_dirs = {"~/.local/bin"};
+    spec.measured_versions = {"0.225.2", "0.225.2"}; // the pin
+    spec.forbidden_flags = FlagsByMode::from(forbidden_flags);
+    spec.reserved_flags = FlagsByMode::from(reserved_flags);
+    // From `droid exec --help` (0.225.2).
+    spec.flag_aliases = {{"-o", "--output-format"}, {"-f", "--file"},
+                         {"-s", "--session-id"},    {"-m", "--model"},
+                         {"-w", "--worktree"},      {"-r", "--reasoning-effort"}};
+    // Another runtime settings file, home, project directory or feature flags than the
+    // ones sonata chose.
+    spec.permission_env = {"FACTORY_RUNTIME_SETTINGS_PATH",
+                           "FACTORY_RUNTIME_SETTINGS_SHA",
+                           "FACTORY_RUNTIME_SETTINGS_SOURCE",
+                           "FACTORY_HOME_OVERRIDE",
+                           "FACTORY_PROJECT_DIR",
+                           "FACTORY_FEATURE_FLAGS_OVERRIDES",
+                           "FACTORY_FEATURE_FLAGS_SNAPSHOT_PATH"};
+    spec.protocol = WireProtocol::openai_chat;
+    spec.tools = tools();
+    spec.refusal_texts = refusal_texts();
+    return spec;
+}
+
 class Droid final : public Adapter {
 public:
-    std::string_view id() const override { return "droid"; }
-    std::vector<std::string> executable_names() const override { return {"droid"}; }
-    std::vector<std::string> install_dirs() const override { return {"~/.local/bin"}; }
-    VersionRange measured_versions() const override {
-        // The pin.
-        return {"0.225.2", "0.225.2"};
-    }
+    Droid() : Adapter(droid_spec()) {}
 
     Result<Outcome> map(const PlanInput& in) const override {
         Mode mode = in.mode;
@@ -79,11 +158,11 @@ public:
         // hostile-workspace (droid 0.225.2): a repository's .factory/settings.json hooks and
         // .factory/mcp.json servers start at launch; these runtime settings turn both off.
         inv.argv.insert(inv.argv.end(), {"--settings", settings_path(in.support_dir)});
-        if (!in.model.empty()) inv.argv.insert(inv.argv.end(), {"--model", in.model});
+        set_flag_value(inv.argv, "--model", in.model);
         if (!in.resume_session.empty()) {
             // A fork carries the session's history into a new session, and works offline
             // (`--session-id` asks Factory's service first).
-            inv.argv.insert(inv.argv.end(), {"--fork", in.resume_session});
+            set_flag_value(inv.argv, "--fork", in.resume_session);
             relies::add_resume(inv.relies_on);
         }
         inv.prompt = PromptChannel::argument;
@@ -91,87 +170,8 @@ public:
         return inv;
     }
 
-    std::vector<std::string> forbidden_flags(Mode mode) const override {
-        // --cwd moves the run out of the workspace; stream-jsonrpc takes the session's settings
-        // from requests instead of the command line; a mission auto-approves its proposals.
-        std::vector<std::string> flags{"--cwd", "--input-format", "--mission", "--worker-model",
-                                       "--validator-model"};
-        if (mode == Mode::bypass_permissions) return flags;
-        flags.insert(flags.end(),
-                     {"--skip-permissions-unsafe", "--add-tools", "--worktree", "--worktree-dir"});
-        if (mode == Mode::plan) flags.emplace_back("--auto");
-        return flags;
-    }
-
-    std::vector<std::string> reserved_flags(Mode mode) const override {
-        std::vector<std::string> flags{"--settings", "--session-id", "--fork"};
-        if (mode != Mode::bypass_permissions) flags.emplace_back("--only-tools");
-        if (mode == Mode::accept_edits) flags.emplace_back("--auto");
-        return flags;
-    }
-
-    std::vector<std::pair<std::string, std::string>> flag_aliases() const override {
-        // From `droid exec --help` (0.225.2).
-        return {{"-o", "--output-format"}, {"-f", "--file"},     {"-s", "--session-id"},
-                {"-m", "--model"},         {"-w", "--worktree"}, {"-r", "--reasoning-effort"}};
-    }
-
     std::vector<FileToWrite> support_files(const std::string& support_dir) const override {
         return {{settings_path(support_dir), k_runtime_settings}};
-    }
-
-    std::vector<std::string> permission_env() const override {
-        // Another runtime settings file, home, project directory or feature flags than the
-        // ones sonata chose.
-        return {"FACTORY_RUNTIME_SETTINGS_PATH",
-                "FACTORY_RUNTIME_SETTINGS_SHA",
-                "FACTORY_RUNTIME_SETTINGS_SOURCE",
-                "FACTORY_HOME_OVERRIDE",
-                "FACTORY_PROJECT_DIR",
-                "FACTORY_FEATURE_FLAGS_OVERRIDES",
-                "FACTORY_FEATURE_FLAGS_SNAPSHOT_PATH"};
-    }
-
-    WireProtocol protocol() const override { return WireProtocol::openai_chat; }
-
-    ToolVocabulary tools() const override {
-        // Measured on 0.225.2: Create{file_path, content}, Execute{command, summary, riskLevel,
-        // riskLevelReason}, Task at --auto high; no mode switch outside its spec mode
-        // (ExitSpecMode), which sonata does not use. It checks a call's arguments before its
-        // permissions, even for a tool it withholds: every shell call carries the riskLevel a model
-        // that wants its command run would claim, "low".
-        return {.write = {"Create"},
-                .write_path_field = "file_path",
-                .write_content_field = "content",
-                .write_path_absolute = true,
-                .shell = {"Execute"},
-                .shell_command_field = "command",
-                .delegate = {"Task"},
-                .delegate_prompt_field = "prompt",
-                .mode_switch = {},
-                .mode_enter = {},
-                .delegate_agent_field = "subagent_type",
-                .delegate_agents = {"worker", "general-purpose"},
-                .shell_args_json = R"({"summary":"sonata probe","riskLevel":"low",)"
-                                   R"("riskLevelReason":"Only touches files inside the project."})",
-                // The tool census, measured on 0.225.2 (bypassPermissions offers the most).
-                .known = {{"Glob", ToolClass::read_only},
-                          {"Grep", ToolClass::read_only},
-                          {"LS", ToolClass::read_only},
-                          {"Read", ToolClass::read_only},
-                          {"Edit", ToolClass::file_write},
-                          {"TaskOutput", ToolClass::delegate},
-                          {"TaskStop", ToolClass::delegate},
-                          {"ConnectorSearch", ToolClass::other},
-                          {"GenerateImage", ToolClass::other},
-                          {"Skill", ToolClass::other},
-                          {"ToolSearch", ToolClass::other}}};
-    }
-
-    RefusalTexts refusal_texts() const override {
-        // Captured from 0.225.2 (fixtures/captured/droid/0.225.2/refusals.json): a call without
-        // the fields its schema requires; a tool the tool list withholds.
-        return {{"missing required parameters"}, {"is not permitted in this exec session"}};
     }
 
     std::vector<FileToWrite> hostile_files(const std::string& workspace,
@@ -241,14 +241,7 @@ public:
                                   {"provider", "generic-chat-completion-api"},
                                   {"maxOutputTokens", 4096}}}}};
         out.files.push_back({ep.home + "/.factory/settings.json", settings.dump(2) + "\n"});
-        auto& argv = out.invocation.argv;
-        const std::string model = "custom:" + ep.model;
-        if (auto m = std::find(argv.begin(), argv.end(), "--model");
-            m != argv.end() && m + 1 != argv.end()) {
-            *(m + 1) = model;
-        } else {
-            argv.insert(argv.end(), {"--model", model});
-        }
+        set_flag_value(out.invocation.argv, "--model", "custom:" + ep.model);
         return out;
     }
 

@@ -25,53 +25,78 @@ constexpr const char* k_mode_switch_policy =
     "# Written by sonata: gemini's own mode switches stay off below yolo.\n"
     "[[rule]]\ntoolName = \"exit_plan_mode\"\ndecision = \"deny\"\npriority = 999\n\n"
     "[[rule]]\ntoolName = \"enter_plan_mode\"\ndecision = \"deny\"\npriority = 999\n";
+ToolVocabulary tools() {
+    // plan offers exit_plan_mode, the other tiers enter_plan_mode; every tier invoke_agent.
+    ToolVocabulary v{{"write_file"},        "file_path",         "content",        true,
+                     {"run_shell_command"}, "command",           {"invoke_agent"}, "prompt",
+                     {"exit_plan_mode"},    {"enter_plan_mode"}, "agent_name",     {"generalist"}};
+    // The tool census, measured on 0.61.0. Plan mode offers its file tools and refuses a
+    // write outside its plans folder, and its sub-agents inherit the mode (write-withheld and
+    // delegation-escape measure the refusals).
+    v.known = {{"glob", ToolClass::read_only},
+               {"grep_search", ToolClass::read_only},
+               {"list_directory", ToolClass::read_only},
+               {"read_file", ToolClass::read_only},
+               {"replace", ToolClass::file_write},
+               {"google_web_search", ToolClass::other},
+               {"web_fetch", ToolClass::other},
+               {"update_topic", ToolClass::other},
+               {"list_background_processes", ToolClass::shell},
+               {"read_background_output", ToolClass::shell},
+               {"activate_skill", ToolClass::other}};
+    v.read_only_guarded = {ToolClass::file_write, ToolClass::delegate};
+    return v;
+}
+
+RefusalTexts refusal_texts() {
+    // Captured from 0.61.0 (fixtures/captured/gemini/0.61.0/refusals.json).
+    return {{"Subagent '*' not found", "params must have required property"}, {"denied by policy"}};
+}
+
+HarnessSpec gemini_spec() {
+    HarnessSpec spec;
+    spec.id = "gemini";
+    spec.executable_names = {"gemini"};
+    spec.measured_versions = {"0.61.0", "0.61.0"}; // the pin
+    // Allow-lists and admin policy files approve tools (--policy is reserved: the mapping
+    // passes its own); more directories widen the workspace.
+    spec.forbidden_flags = FlagsByMode::from([](Mode mode) {
+        if (mode == Mode::bypass_permissions) return std::vector<std::string>{};
+        return std::vector<std::string>{"--allowed-tools", "--admin-policy",
+                                        "--include-directories"};
+    });
+    // Trust, sandbox and where the system/user settings (and so the tool policies) come from.
+    spec.permission_env = {"GEMINI_CLI_TRUST_WORKSPACE",      "GEMINI_SANDBOX",
+                           "GEMINI_CLI_SYSTEM_SETTINGS_PATH", "GEMINI_CLI_SYSTEM_DEFAULTS_PATH",
+                           "GEMINI_CLI_TRUSTED_FOLDERS_PATH", "GEMINI_CLI_HOME"};
+    spec.protocol = WireProtocol::gemini;
+    spec.tools = tools();
+    spec.refusal_texts = refusal_texts();
+    return spec;
+}
+
+GeminiTraits gemini_traits() {
+    GeminiTraits traits;
+    traits.approval_modes = {"plan", "default", "auto_edit", "yolo"};
+    // Headless gemini exits 55 in a folder it does not trust; the alternative,
+    // GEMINI_CLI_TRUST_WORKSPACE, is a permission variable sonata removes.
+    traits.startup_flags = {"--skip-trust"};
+    traits.startup_notes = {
+        "--skip-trust: the workspace is trusted for this run, so its own settings, extensions "
+        "and MCP servers load"};
+    traits.mode_switch_policy = k_mode_switch_policy;
+    traits.config_dir = ".gemini";
+    traits.mcp_separator = "_";
+    // hostile-workspace (gemini 0.61.0): a folder the user trusted in the TUI (saved in
+    // ~/.gemini/trustedFolders.json) has its settings, hooks, MCP servers and extensions loaded
+    // although --skip-trust trusts it only after the settings are read.
+    traits.trusted_folders_variable = "GEMINI_CLI_TRUSTED_FOLDERS_PATH";
+    return traits;
+}
+
 class Gemini final : public GeminiFamily {
 public:
-    std::string_view id() const override { return "gemini"; }
-    std::vector<std::string> executable_names() const override { return {"gemini"}; }
-    VersionRange measured_versions() const override {
-        // The pin.
-        return {"0.61.0", "0.61.0"};
-    }
-
-    std::vector<std::string> permission_env() const override {
-        // Trust, sandbox and where the system/user settings (and so the tool policies) come from.
-        return {"GEMINI_CLI_TRUST_WORKSPACE",      "GEMINI_SANDBOX",
-                "GEMINI_CLI_SYSTEM_SETTINGS_PATH", "GEMINI_CLI_SYSTEM_DEFAULTS_PATH",
-                "GEMINI_CLI_TRUSTED_FOLDERS_PATH", "GEMINI_CLI_HOME"};
-    }
-
-    WireProtocol protocol() const override { return WireProtocol::gemini; }
-
-    ToolVocabulary tools() const override {
-        // plan offers exit_plan_mode, the other tiers enter_plan_mode; every tier invoke_agent.
-        ToolVocabulary v{
-            {"write_file"},        "file_path",         "content",        true,
-            {"run_shell_command"}, "command",           {"invoke_agent"}, "prompt",
-            {"exit_plan_mode"},    {"enter_plan_mode"}, "agent_name",     {"generalist"}};
-        // The tool census, measured on 0.61.0. Plan mode offers its file tools and refuses a
-        // write outside its plans folder, and its sub-agents inherit the mode (write-withheld and
-        // delegation-escape measure the refusals).
-        v.known = {{"glob", ToolClass::read_only},
-                   {"grep_search", ToolClass::read_only},
-                   {"list_directory", ToolClass::read_only},
-                   {"read_file", ToolClass::read_only},
-                   {"replace", ToolClass::file_write},
-                   {"google_web_search", ToolClass::other},
-                   {"web_fetch", ToolClass::other},
-                   {"update_topic", ToolClass::other},
-                   {"list_background_processes", ToolClass::shell},
-                   {"read_background_output", ToolClass::shell},
-                   {"activate_skill", ToolClass::other}};
-        v.read_only_guarded = {ToolClass::file_write, ToolClass::delegate};
-        return v;
-    }
-
-    RefusalTexts refusal_texts() const override {
-        // Captured from 0.61.0 (fixtures/captured/gemini/0.61.0/refusals.json).
-        return {{"Subagent '*' not found", "params must have required property"},
-                {"denied by policy"}};
-    }
+    Gemini() : GeminiFamily(gemini_spec(), gemini_traits()) {}
 
     std::vector<FileToWrite> hostile_user_files(const std::string& workspace) const override {
         // The folder trust gemini's TUI saves ("Trust folder").
@@ -110,41 +135,6 @@ public:
             {{"GEMINI_API_KEY", ep.api_key}, {"GOOGLE_GEMINI_BASE_URL", ep.base_url}});
         out.files.push_back({ep.home + "/.gemini/settings.json", k_probe_settings});
         return out;
-    }
-
-protected:
-    std::array<std::string, 4> approval_modes() const override {
-        return {"plan", "default", "auto_edit", "yolo"};
-    }
-
-    // Headless gemini exits 55 in a folder it does not trust; the alternative,
-    // GEMINI_CLI_TRUST_WORKSPACE, is a permission variable sonata removes.
-    std::vector<std::string> startup_flags() const override { return {"--skip-trust"}; }
-
-    std::vector<std::string> startup_notes() const override {
-        return {
-            "--skip-trust: the workspace is trusted for this run, so its own settings, extensions "
-            "and MCP servers load"};
-    }
-
-    std::vector<std::string> widening_flags(Mode mode) const override {
-        if (mode == Mode::bypass_permissions) return {};
-        // Allow-lists and admin policy files approve tools (--policy is reserved: the mapping
-        // passes its own); more directories widen the workspace.
-        return {"--allowed-tools", "--admin-policy", "--include-directories"};
-    }
-
-    std::string mode_switch_policy() const override { return k_mode_switch_policy; }
-    std::string config_dir() const override { return ".gemini"; }
-    std::string mcp_tool_name(const std::string& server, const std::string& tool) const override {
-        return "mcp_" + server + "_" + tool;
-    }
-
-    // hostile-workspace (gemini 0.61.0): a folder the user trusted in the TUI (saved in
-    // ~/.gemini/trustedFolders.json) has its settings, hooks, MCP servers and extensions loaded
-    // although --skip-trust trusts it only after the settings are read.
-    std::string trusted_folders_variable() const override {
-        return "GEMINI_CLI_TRUSTED_FOLDERS_PATH";
     }
 };
 

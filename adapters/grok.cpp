@@ -10,6 +10,7 @@
 // and Cursor's MCP servers by default (hostile-workspace, mcp-reachability). `-p` takes the prompt
 // as its value, so it closes argv and the prompt follows it. Its wire protocol is not known here.
 #include "adapters/adapter.hpp"
+#include "adapters/support/flag_value.hpp"
 #include "adapters/support/probe_convention.hpp"
 #include "adapters/support/relies.hpp"
 
@@ -41,15 +42,27 @@ std::vector<std::string> relies_for(Profile profile) {
     return {};
 }
 
-class Grok final : public Adapter {
+HarnessSpec grok_spec() {
+    HarnessSpec spec = convention::spec("grok");
+    spec.install_dirs = usual_install_dirs({"~/.grok/bin"});
+    spec.forbidden_flags = FlagsByMode::from([](Mode mode) {
+        std::vector<std::string> flags{"--always-approve", "--dangerously-skip-permissions",
+                                       "--yolo"};
+        // Allow rules approve tools; another working directory moves the workspace sandbox.
+        if (mode != Mode::bypass_permissions) flags.insert(flags.end(), {"--allow", "--cwd"});
+        return flags;
+    });
+    spec.last_args = {"--", "-p"}; // -p takes the prompt sonata appends
+    // The fixture harness's read-only sandbox offers every tool and refuses writes, commands,
+    // sub-agents that would write and its mode switch when called.
+    spec.tools.read_only_guarded = {ToolClass::file_write, ToolClass::shell, ToolClass::delegate,
+                                    ToolClass::mode_switch};
+    return spec;
+}
+
+class Grok final : public ConventionAdapter {
 public:
-    std::string_view id() const override { return "grok"; }
-    std::vector<std::string> executable_names() const override { return {"grok"}; }
-    std::vector<std::string> install_dirs() const override {
-        auto dirs = Adapter::install_dirs();
-        dirs.insert(dirs.begin(), "~/.grok/bin");
-        return dirs;
-    }
+    Grok() : ConventionAdapter(grok_spec()) {}
 
     Result<Outcome> map(const PlanInput& in) const override {
         if (in.mode == Mode::default_mode) {
@@ -77,10 +90,10 @@ public:
         } else {
             inv.argv.insert(inv.argv.end(), {"--permission-mode", "bypassPermissions"});
         }
-        if (!in.model.empty()) inv.argv.insert(inv.argv.end(), {"--model", in.model});
+        set_flag_value(inv.argv, "--model", in.model);
         inv.relies_on = relies_for(profile);
         if (!in.resume_session.empty()) {
-            inv.argv.insert(inv.argv.end(), {"--resume", in.resume_session});
+            set_flag_value(inv.argv, "--resume", in.resume_session);
             relies::add_resume(inv.relies_on);
         }
         if (profile == Profile::workspace && !no_bypass) {
@@ -94,25 +107,6 @@ public:
         inv.report = ReportSource::stdout_text;
         return inv;
     }
-
-    // Probing: grok's wire protocol is not known here, so the endpoint travels in sonata's
-    // SONATA_PROBE_* convention, which only the fixture harness reads. Every fact below is an
-    // assumption from documentation, checked only against that fixture.
-
-    Result<EndpointInjection> inject_endpoint(const Invocation& inv,
-                                              const EndpointSpec& ep) const override {
-        return convention::inject(inv, ep);
-    }
-
-    ToolVocabulary tools() const override {
-        // The fixture harness's read-only sandbox offers every tool and refuses writes, commands,
-        // sub-agents that would write and its mode switch when called.
-        auto tools = convention::tools();
-        tools.read_only_guarded = {ToolClass::file_write, ToolClass::shell, ToolClass::delegate,
-                                   ToolClass::mode_switch};
-        return tools;
-    }
-    RefusalTexts refusal_texts() const override { return convention::refusal_texts(); }
 
     std::vector<FileToWrite> hostile_files(const std::string& workspace,
                                            const std::string& canary) const override {
@@ -133,19 +127,6 @@ public:
     std::optional<McpSetup> project_mcp(const std::string& workspace,
                                         const std::vector<std::string>& argv) const override {
         return convention::project_mcp_json(workspace, argv);
-    }
-
-    std::string session_id(const std::string& out, const std::string& err,
-                           const std::string& /*home*/, const Invocation&) const override {
-        return convention::session_id(out, err);
-    }
-
-    std::vector<std::string> forbidden_flags(Mode mode) const override {
-        std::vector<std::string> flags{"--always-approve", "--dangerously-skip-permissions",
-                                       "--yolo"};
-        // Allow rules approve tools; another working directory moves the workspace sandbox.
-        if (mode != Mode::bypass_permissions) flags.insert(flags.end(), {"--allow", "--cwd"});
-        return flags;
     }
 };
 

@@ -3,6 +3,7 @@
 // off. `run` has no approval UI, so default is refused. Tool permission rules, not an OS sandbox:
 // the probes decide what they are worth.
 #include "adapters/adapter.hpp"
+#include "adapters/support/flag_value.hpp"
 #include "adapters/support/opencode_family.hpp"
 #include "adapters/support/relies.hpp"
 
@@ -16,16 +17,80 @@ constexpr const char* k_edit_agent = "sonata-edit";
 const opencode_family::Names k_names{k_config_env, "KILO_DISABLE_MODELS_FETCH",
                                      "KILO_DISABLE_AUTOUPDATE", "kilo", "kilo.json"};
 
+std::vector<std::string> forbidden_flags(Mode mode) {
+    // --attach would run on a server whose configuration is not the one sonata chose;
+    // --cloud-fork fetches a session from elsewhere; sessions continue only through sonata's
+    // resume, which re-passes the restrictions.
+    std::vector<std::string> flags{
+        "--dangerously-skip-permissions", "--yolo", "--attach", "--continue", "-c", "--cloud-fork"};
+    if (mode != Mode::bypass_permissions) flags.emplace_back("--auto");
+    return flags;
+}
+
+ToolVocabulary tools() {
+    return {.write = {"write"},
+            .write_path_field = "filePath",
+            .write_content_field = "content",
+            .write_path_absolute = true,
+            .shell = {"bash"},
+            .shell_command_field = "command",
+            .delegate = {"task"},
+            .delegate_prompt_field = "prompt",
+            .mode_switch = {"plan_exit"},
+            .mode_enter = {},
+            .delegate_agent_field = "subagent_type",
+            .delegate_agents = {"general", "explore"},
+            // The tool census, measured on 7.7.9 (bypassPermissions offers the most). A cron
+            // job or a background process runs a command later: a shell.
+            .known = {{"glob", ToolClass::read_only},
+                      {"grep", ToolClass::read_only},
+                      {"read", ToolClass::read_only},
+                      {"edit", ToolClass::file_write},
+                      {"background_process", ToolClass::shell},
+                      {"cron_create", ToolClass::shell},
+                      {"board_post", ToolClass::other},
+                      {"board_read", ToolClass::other},
+                      {"cancel_wakeup", ToolClass::other},
+                      {"cron_delete", ToolClass::other},
+                      {"cron_list", ToolClass::other},
+                      {"goal", ToolClass::other},
+                      {"kilo_local_recall", ToolClass::other},
+                      {"link_pr", ToolClass::other},
+                      {"schedule_wakeup", ToolClass::other},
+                      {"skill", ToolClass::other},
+                      {"todowrite", ToolClass::other},
+                      {"webfetch", ToolClass::other}}};
+}
+
+RefusalTexts refusal_texts() {
+    // Captured from 7.7.9 (fixtures/captured/kilo/7.7.9/refusals.json).
+    return {{"is not a valid agent type"}, {"prevents you from using this specific tool call"}};
+}
+
+HarnessSpec kilo_spec() {
+    HarnessSpec spec;
+    spec.id = "kilo";
+    spec.executable_names = {"kilo"};
+    spec.measured_versions = {"7.7.9", "7.7.9"}; // the pin
+    spec.forbidden_flags = FlagsByMode::from(forbidden_flags);
+    // From `kilo run --help` (7.7.9).
+    spec.flag_aliases = {{"-m", "--model"},   {"-s", "--session"},     {"-c", "--continue"},
+                         {"-f", "--file"},    {"-i", "--interactive"}, {"-p", "--password"},
+                         {"-u", "--username"}};
+    // Inline config, extra config files and folders, the project switch; and opencode's own
+    // names, which a fork may still read.
+    spec.permission_env = {
+        k_config_env,          "KILO_PERMISSION",        "KILO_CONFIG",
+        "KILO_CONFIG_DIR",     k_disable_project_config, "OPENCODE_CONFIG_CONTENT",
+        "OPENCODE_PERMISSION", "OPENCODE_CONFIG",        "OPENCODE_CONFIG_DIR"};
+    spec.tools = tools();
+    spec.refusal_texts = refusal_texts();
+    return spec;
+}
+
 class Kilo final : public OpenCodeFamily {
 public:
-    Kilo() : OpenCodeFamily(k_names) {}
-    std::string_view id() const override { return "kilo"; }
-    std::vector<std::string> executable_names() const override { return {"kilo"}; }
-    VersionRange measured_versions() const override {
-        // The pin.
-        return {"7.7.9", "7.7.9"};
-    }
-
+    Kilo() : OpenCodeFamily(kilo_spec(), k_names) {}
     Result<Outcome> map(const PlanInput& in) const override {
         Mode mode = in.mode;
         if (mode == Mode::default_mode) {
@@ -70,9 +135,9 @@ public:
         // hostile-workspace (kilo 7.7.9): a repository kilo.json (allow everything, an MCP
         // server) and .kilo/plugin/*.js took effect even under --agent plan; this keeps both out.
         inv.env.insert_or_assign(k_disable_project_config, "1");
-        if (!in.model.empty()) inv.argv.insert(inv.argv.end(), {"--model", in.model});
+        set_flag_value(inv.argv, "--model", in.model);
         if (!in.resume_session.empty()) {
-            inv.argv.insert(inv.argv.end(), {"--session", in.resume_session});
+            set_flag_value(inv.argv, "--session", in.resume_session);
             relies::add_resume(inv.relies_on);
         }
         inv.argv.insert(inv.argv.end(), {"--format", "json"});
@@ -80,75 +145,6 @@ public:
         inv.prompt = PromptChannel::argument;
         inv.report = ReportSource::structured_stdout;
         return inv;
-    }
-
-    std::vector<std::string> forbidden_flags(Mode mode) const override {
-        // --attach would run on a server whose configuration is not the one sonata chose;
-        // --cloud-fork fetches a session from elsewhere; sessions continue only through sonata's
-        // resume, which re-passes the restrictions.
-        std::vector<std::string> flags{"--dangerously-skip-permissions",
-                                       "--yolo",
-                                       "--attach",
-                                       "--continue",
-                                       "-c",
-                                       "--cloud-fork"};
-        if (mode != Mode::bypass_permissions) flags.emplace_back("--auto");
-        return flags;
-    }
-
-    std::vector<std::pair<std::string, std::string>> flag_aliases() const override {
-        // From `kilo run --help` (7.7.9).
-        return {{"-m", "--model"},   {"-s", "--session"},     {"-c", "--continue"},
-                {"-f", "--file"},    {"-i", "--interactive"}, {"-p", "--password"},
-                {"-u", "--username"}};
-    }
-
-    std::vector<std::string> permission_env() const override {
-        // Inline config, extra config files and folders, the project switch; and opencode's own
-        // names, which a fork may still read.
-        return {k_config_env,          "KILO_PERMISSION",        "KILO_CONFIG",
-                "KILO_CONFIG_DIR",     k_disable_project_config, "OPENCODE_CONFIG_CONTENT",
-                "OPENCODE_PERMISSION", "OPENCODE_CONFIG",        "OPENCODE_CONFIG_DIR"};
-    }
-
-    ToolVocabulary tools() const override {
-        return {.write = {"write"},
-                .write_path_field = "filePath",
-                .write_content_field = "content",
-                .write_path_absolute = true,
-                .shell = {"bash"},
-                .shell_command_field = "command",
-                .delegate = {"task"},
-                .delegate_prompt_field = "prompt",
-                .mode_switch = {"plan_exit"},
-                .mode_enter = {},
-                .delegate_agent_field = "subagent_type",
-                .delegate_agents = {"general", "explore"},
-                // The tool census, measured on 7.7.9 (bypassPermissions offers the most). A cron
-                // job or a background process runs a command later: a shell.
-                .known = {{"glob", ToolClass::read_only},
-                          {"grep", ToolClass::read_only},
-                          {"read", ToolClass::read_only},
-                          {"edit", ToolClass::file_write},
-                          {"background_process", ToolClass::shell},
-                          {"cron_create", ToolClass::shell},
-                          {"board_post", ToolClass::other},
-                          {"board_read", ToolClass::other},
-                          {"cancel_wakeup", ToolClass::other},
-                          {"cron_delete", ToolClass::other},
-                          {"cron_list", ToolClass::other},
-                          {"goal", ToolClass::other},
-                          {"kilo_local_recall", ToolClass::other},
-                          {"link_pr", ToolClass::other},
-                          {"schedule_wakeup", ToolClass::other},
-                          {"skill", ToolClass::other},
-                          {"todowrite", ToolClass::other},
-                          {"webfetch", ToolClass::other}}};
-    }
-
-    RefusalTexts refusal_texts() const override {
-        // Captured from 7.7.9 (fixtures/captured/kilo/7.7.9/refusals.json).
-        return {{"is not a valid agent type"}, {"prevents you from using this specific tool call"}};
     }
 
     std::vector<FileToWrite> hostile_files(const std::string& workspace,

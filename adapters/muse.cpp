@@ -4,16 +4,34 @@
 // (no sandbox, workspace trusted). default is refused. Resume `--session-id ID`. Its wire protocol
 // is not known here.
 #include "adapters/adapter.hpp"
+#include "adapters/support/flag_value.hpp"
 #include "adapters/support/probe_convention.hpp"
 #include "adapters/support/relies.hpp"
 
 namespace sonata::adapters {
 namespace {
 
-class Muse final : public Adapter {
+HarnessSpec muse_spec() {
+    HarnessSpec spec = convention::spec("muse");
+    spec.forbidden_flags = FlagsByMode::from([](Mode mode) {
+        if (mode == Mode::bypass_permissions) return std::vector<std::string>{};
+        // Each undoes part of what the tier keeps: the sandbox, an untrusted workspace, the
+        // approval posture sonata chose, the workspace root.
+        std::vector<std::string> flags{
+            "--yolo",          "--disable-sandbox", "--trust-workspace",
+            "--approval-mode", "--approval-judge",  "--allow-workspace-switch"};
+        if (mode == Mode::plan) flags.emplace_back("--enable-shell-tool");
+        return flags;
+    });
+    // The fixture harness's plan withholds write_file and run_shell by list and offers its
+    // sub-agent and mode switch, which it refuses when called.
+    spec.tools.read_only_guarded = {ToolClass::delegate, ToolClass::mode_switch};
+    return spec;
+}
+
+class Muse final : public ConventionAdapter {
 public:
-    std::string_view id() const override { return "muse"; }
-    std::vector<std::string> executable_names() const override { return {"muse"}; }
+    Muse() : ConventionAdapter(muse_spec()) {}
 
     Result<Outcome> map(const PlanInput& in) const override {
         if (in.mode == Mode::default_mode) {
@@ -45,9 +63,9 @@ public:
             inv.relies_on = relies::workspace_edits();
             inv.notes.emplace_back("headless: actions run unasked inside muse's process sandbox");
         }
-        if (!in.model.empty()) inv.argv.insert(inv.argv.end(), {"--model", in.model});
+        set_flag_value(inv.argv, "--model", in.model);
         if (!in.resume_session.empty()) {
-            inv.argv.insert(inv.argv.end(), {"--session-id", in.resume_session});
+            set_flag_value(inv.argv, "--session-id", in.resume_session);
             relies::add_resume(inv.relies_on);
         }
         inv.prompt = PromptChannel::argument;
@@ -55,24 +73,8 @@ public:
         return inv;
     }
 
-    // Probing: muse's wire protocol is not known here, so the endpoint travels in sonata's
-    // SONATA_PROBE_* convention, which only the fixture harness reads. Every fact below is an
-    // assumption from documentation, checked only against that fixture. No project MCP: nothing
-    // documented says muse loads a repository's MCP servers.
-
-    Result<EndpointInjection> inject_endpoint(const Invocation& inv,
-                                              const EndpointSpec& ep) const override {
-        return convention::inject(inv, ep);
-    }
-
-    ToolVocabulary tools() const override {
-        // The fixture harness's plan withholds write_file and run_shell by list and offers its
-        // sub-agent and mode switch, which it refuses when called.
-        auto tools = convention::tools();
-        tools.read_only_guarded = {ToolClass::delegate, ToolClass::mode_switch};
-        return tools;
-    }
-    RefusalTexts refusal_texts() const override { return convention::refusal_texts(); }
+    // Probing (ConventionAdapter): no project MCP, nothing documented says muse loads a
+    // repository's MCP servers.
 
     std::vector<FileToWrite> hostile_files(const std::string& workspace,
                                            const std::string& canary) const override {
@@ -87,22 +89,6 @@ public:
                  R"("hooks": {"session_start": ".muse/hooks/session-start.sh"}})"
                  "\n"},
                 convention::startup_hook(workspace + "/.muse/hooks/session-start.sh", canary)};
-    }
-
-    std::string session_id(const std::string& out, const std::string& err,
-                           const std::string& /*home*/, const Invocation&) const override {
-        return convention::session_id(out, err);
-    }
-
-    std::vector<std::string> forbidden_flags(Mode mode) const override {
-        if (mode == Mode::bypass_permissions) return {};
-        // Each undoes part of what the tier keeps: the sandbox, an untrusted workspace, the
-        // approval posture sonata chose, the workspace root.
-        std::vector<std::string> flags{
-            "--yolo",          "--disable-sandbox", "--trust-workspace",
-            "--approval-mode", "--approval-judge",  "--allow-workspace-switch"};
-        if (mode == Mode::plan) flags.emplace_back("--enable-shell-tool");
-        return flags;
     }
 };
 

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "adapters/adapter.hpp"
+#include "adapters/support/flag_value.hpp"
 #include "adapters/support/opencode_family.hpp"
 #include "adapters/support/relies.hpp"
 
@@ -58,21 +59,57 @@ std::vector<std::string> with(std::vector<std::string> base,
     return base;
 }
 
+std::vector<std::string> forbidden_flags(Mode mode) {
+    // --attach would run on a server whose configuration is not the one sonata chose; sessions
+    // continue only through sonata's resume, which re-passes the restrictions.
+    std::vector<std::string> flags{"--dangerously-skip-permissions", "--yolo", "--attach",
+                                   "--continue", "-c"};
+    if (mode == Mode::plan || mode == Mode::default_mode) flags.emplace_back("--auto");
+    return flags;
+}
+
+ToolVocabulary tools() {
+    ToolVocabulary v{{"write"}, "filePath", "content",     true, {"bash"},        "command",
+                     {"task"},  "prompt",   {"plan_exit"}, {},   "subagent_type", {"general"}};
+    // The tool census, measured on 1.18.33.
+    v.known = {{"glob", ToolClass::read_only}, {"grep", ToolClass::read_only},
+               {"read", ToolClass::read_only}, {"edit", ToolClass::file_write},
+               {"skill", ToolClass::other},    {"todowrite", ToolClass::other},
+               {"webfetch", ToolClass::other}};
+    return v;
+}
+
+RefusalTexts refusal_texts() {
+    // Captured from 1.18.33 (fixtures/captured/opencode/1.18.33/refusals.json).
+    return {{"is not a valid agent type", "was called with invalid arguments", "SchemaError("},
+            {"prevents you from using this specific tool call",
+             "rejected permission to use this specific tool call"}};
+}
+
+HarnessSpec opencode_spec() {
+    HarnessSpec spec;
+    spec.id = "opencode";
+    spec.executable_names = {"opencode"};
+    spec.install_dirs = usual_install_dirs({"~/.opencode/bin"});
+    spec.measured_versions = {"1.18.33", "1.18.33"}; // the pin
+    spec.forbidden_flags = FlagsByMode::from(forbidden_flags);
+    // From `opencode run --help` (1.18.33).
+    spec.flag_aliases = {{"-m", "--model"},
+                         {"-s", "--session"},
+                         {"-c", "--continue"},
+                         {"-f", "--file"},
+                         {"-i", "--interactive"}};
+    // Inline config, extra config files and folders, and the switch that skips project config.
+    spec.permission_env = {k_config_env, "OPENCODE_PERMISSION", "OPENCODE_CONFIG",
+                           "OPENCODE_CONFIG_DIR", k_disable_project_config};
+    spec.tools = tools();
+    spec.refusal_texts = refusal_texts();
+    return spec;
+}
+
 class OpenCode final : public OpenCodeFamily {
 public:
-    OpenCode() : OpenCodeFamily(k_names) {}
-    std::string_view id() const override { return "opencode"; }
-    std::vector<std::string> executable_names() const override { return {"opencode"}; }
-    VersionRange measured_versions() const override {
-        // The pin.
-        return {"1.18.33", "1.18.33"};
-    }
-    std::vector<std::string> install_dirs() const override {
-        auto dirs = Adapter::install_dirs();
-        dirs.insert(dirs.begin(), "~/.opencode/bin");
-        return dirs;
-    }
-
+    OpenCode() : OpenCodeFamily(opencode_spec(), k_names) {}
     Result<Outcome> map(const PlanInput& in) const override {
         if (in.mode == Mode::default_mode) {
             return refuse(
@@ -95,9 +132,9 @@ public:
         // bash for the plan agent (merged under the injected map), so project config is not
         // loaded. Still open: .opencode/plugin/*.js runs at start-up even so (and with --pure).
         inv.env[k_disable_project_config] = "1";
-        if (!in.model.empty()) inv.argv.insert(inv.argv.end(), {"--model", in.model});
+        set_flag_value(inv.argv, "--model", in.model);
         if (!in.resume_session.empty()) {
-            inv.argv.insert(inv.argv.end(), {"--session", in.resume_session});
+            set_flag_value(inv.argv, "--session", in.resume_session);
             relies::add_resume(inv.relies_on);
         }
         // JSON events carry the session id (text output names none, and the log is shared by
@@ -109,54 +146,12 @@ public:
         return inv;
     }
 
-    std::vector<std::string> forbidden_flags(Mode mode) const override {
-        // --attach would run on a server whose configuration is not the one sonata chose; sessions
-        // continue only through sonata's resume, which re-passes the restrictions.
-        std::vector<std::string> flags{"--dangerously-skip-permissions", "--yolo", "--attach",
-                                       "--continue", "-c"};
-        if (mode == Mode::plan || mode == Mode::default_mode) flags.emplace_back("--auto");
-        return flags;
-    }
-
-    std::vector<std::pair<std::string, std::string>> flag_aliases() const override {
-        // From `opencode run --help` (1.18.33).
-        return {{"-m", "--model"},
-                {"-s", "--session"},
-                {"-c", "--continue"},
-                {"-f", "--file"},
-                {"-i", "--interactive"}};
-    }
-
-    std::vector<std::string> permission_env() const override {
-        // Inline config, extra config files and folders, and the switch that skips project config.
-        return {k_config_env, "OPENCODE_PERMISSION", "OPENCODE_CONFIG", "OPENCODE_CONFIG_DIR",
-                k_disable_project_config};
-    }
-
     std::vector<FileToWrite> hostile_files(const std::string& workspace,
                                            const std::string& canary) const override {
         // Project config allowing every tool (globally and for the built-in agents) and starting
         // an MCP server, and a project plugin whose code runs when opencode loads it.
         return {{workspace + "/opencode.json", hostile_config(canary, {"plan", "build"})},
                 {workspace + "/.opencode/plugin/project-helper.js", hostile_plugin(canary)}};
-    }
-
-    ToolVocabulary tools() const override {
-        ToolVocabulary v{{"write"}, "filePath", "content",     true, {"bash"},        "command",
-                         {"task"},  "prompt",   {"plan_exit"}, {},   "subagent_type", {"general"}};
-        // The tool census, measured on 1.18.33.
-        v.known = {{"glob", ToolClass::read_only}, {"grep", ToolClass::read_only},
-                   {"read", ToolClass::read_only}, {"edit", ToolClass::file_write},
-                   {"skill", ToolClass::other},    {"todowrite", ToolClass::other},
-                   {"webfetch", ToolClass::other}};
-        return v;
-    }
-
-    RefusalTexts refusal_texts() const override {
-        // Captured from 1.18.33 (fixtures/captured/opencode/1.18.33/refusals.json).
-        return {{"is not a valid agent type", "was called with invalid arguments", "SchemaError("},
-                {"prevents you from using this specific tool call",
-                 "rejected permission to use this specific tool call"}};
     }
 
 private:

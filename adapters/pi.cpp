@@ -7,19 +7,14 @@
 namespace sonata::adapters {
 namespace {
 
+const PiToolList k_read_only{k_pi_read_tools, false};
+/// Every built-in tool, named rather than left to pi's default set, so a tool a later pi enables
+/// by default is not granted unseen.
+const PiToolList k_all_tools{"read,bash,edit,write,grep,find,ls", true};
+
 class Pi final : public PiFamily {
 public:
-    std::string_view id() const override { return "pi"; }
-
-protected:
-    ToolList tool_list(Mode mode) const override {
-        if (mode == Mode::plan) return {k_pi_read_tools, false};
-        // Named rather than left to pi's default set, so a tool a later pi enables by default
-        // is not granted unseen.
-        return {"read,bash,edit,write,grep,find,ls", true};
-    }
-
-    std::optional<Mode> no_bypass_fallback() const override { return std::nullopt; }
+    Pi() : PiFamily("pi", {{k_read_only, k_all_tools, k_all_tools, k_all_tools}, std::nullopt}) {}
 };
 
 } // namespace

@@ -9,28 +9,22 @@ namespace {
 
 constexpr std::string_view k_prefix = "pi-";
 
+/// Read-only for plan (and default, which is refused), edit and write added for acceptEdits, and
+/// the shell only for bypassPermissions.
+const std::array<PiToolList, 4> k_tool_lists{{{k_pi_read_tools, false},
+                                              {k_pi_read_tools, false},
+                                              {std::string(k_pi_read_tools) + ",edit,write", false},
+                                              {"read,bash,edit,write", true}}};
+
 class PiProfile final : public PiFamily {
 public:
-    /// The display form: the id every label shares in listings and the registry.
-    std::string_view id() const override { return "pi-<label>"; }
+    /// "pi-<label>", the display form: the id every label shares in listings and the registry.
+    PiProfile() : PiFamily("pi-<label>", {k_tool_lists, Mode::accept_edits}) {}
 
     bool matches(std::string_view harness_id) const override {
         return harness_id.substr(0, k_prefix.size()) == k_prefix &&
                is_kebab_name(harness_id.substr(k_prefix.size()));
     }
-
-protected:
-    ToolList tool_list(Mode mode) const override {
-        switch (mode) {
-        case Mode::plan:
-        case Mode::default_mode: return {k_pi_read_tools, false};
-        case Mode::accept_edits: return {std::string(k_pi_read_tools) + ",edit,write", false};
-        case Mode::bypass_permissions: return {"read,bash,edit,write", true};
-        }
-        return {k_pi_read_tools, false};
-    }
-
-    std::optional<Mode> no_bypass_fallback() const override { return Mode::accept_edits; }
 };
 
 } // namespace

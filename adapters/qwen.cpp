@@ -16,10 +16,9 @@
 //                                          the probe's outside writes are refused (`edit` itself is
 //                                          not exercised by the probe).
 //   bypass      --approval-mode yolo       everything auto-approved, by design; not probed.
-#include <algorithm>
-
 #include <nlohmann/json.hpp>
 
+#include "adapters/support/flag_value.hpp"
 #include "adapters/support/gemini_family.hpp"
 #include "adapters/support/project_files.hpp"
 
@@ -30,47 +29,72 @@ constexpr const char* k_probe_settings =
     R"({"general":{"enableAutoUpdate":false},"privacy":{"usageStatisticsEnabled":false},)"
     R"("telemetry":{"enabled":false}})";
 
+ToolVocabulary tools() {
+    // write_file wants an absolute path. exit_plan_mode is deferred: reached via tool_search.
+    ToolVocabulary v{{"write_file"},        "file_path", "content",       true,
+                     {"run_shell_command"}, "command",   {"agent"},       "prompt",
+                     {"exit_plan_mode"},    {},          "subagent_type", {"general-purpose"}};
+    // The tool census, measured on 0.24.4. Plan mode offers its edit and shell tools and
+    // refuses them when called (write-withheld and shell-write-withheld measure it).
+    v.known = {{"read_file", ToolClass::read_only},
+               {"edit", ToolClass::file_write},
+               {"notebook_edit", ToolClass::file_write},
+               {"get_goal", ToolClass::other},
+               {"update_goal", ToolClass::other}};
+    v.read_only_guarded = {ToolClass::file_write, ToolClass::shell};
+    return v;
+}
+
+RefusalTexts refusal_texts() {
+    // Captured from 0.15.10 and 0.24.4 (fixtures/captured/qwen/<version>/refusals.json):
+    // 0.24.4 words a tool withheld by --core-tools and plan mode's shell refusal anew.
+    return {{"Subagent \"*\" not found", "must be a non-empty string"},
+            {"requires permission to use", "Plan mode is active",
+             "is not listed in the active core tools allowlist",
+             "Plan mode blocked this shell command"}};
+}
+
+HarnessSpec qwen_spec() {
+    HarnessSpec spec;
+    spec.id = "qwen";
+    spec.executable_names = {"qwen"};
+    // The pin, and 0.24.4 as scripts/watch-releases probed it (no cell changed).
+    spec.measured_versions = {"0.15.10", "0.24.4"};
+    // Allow-lists approve tools, --core-tools and --mcp-config add them, more directories
+    // widen the workspace.
+    spec.forbidden_flags = FlagsByMode::from([](Mode mode) {
+        if (mode == Mode::bypass_permissions) return std::vector<std::string>{};
+        return std::vector<std::string>{"--allowed-tools", "--core-tools", "--mcp-config",
+                                        "--include-directories", "--add-dir"};
+    });
+    // Sandbox, and where the system settings, trusted folders and user config come from.
+    spec.permission_env = {"QWEN_SANDBOX", "QWEN_CODE_SYSTEM_SETTINGS_PATH",
+                           "QWEN_CODE_SYSTEM_DEFAULTS_PATH", "QWEN_CODE_TRUSTED_FOLDERS_PATH",
+                           "QWEN_HOME"};
+    spec.protocol = WireProtocol::openai_chat;
+    spec.tools = tools();
+    spec.refusal_texts = refusal_texts();
+    return spec;
+}
+
+GeminiTraits qwen_traits() {
+    GeminiTraits traits;
+    traits.approval_modes = {"plan", "default", "auto-edit", "yolo"};
+    // hostile-workspace (qwen 0.15.10): a repository .qwen/settings.json turned plan into a
+    // mode where write_file and run_shell_command ran, and its hooks and MCP servers started;
+    // qwen has no trust gate, so --bare loads no settings and discovers nothing at start-up.
+    traits.startup_flags = {"--bare"};
+    traits.startup_notes = {
+        "--bare: qwen's settings files (system, user and the repository's) are not read, "
+        "so credentials must come from the environment or flags"};
+    traits.config_dir = ".qwen";
+    traits.mcp_separator = "__";
+    return traits;
+}
+
 class Qwen final : public GeminiFamily {
 public:
-    std::string_view id() const override { return "qwen"; }
-    std::vector<std::string> executable_names() const override { return {"qwen"}; }
-    VersionRange measured_versions() const override {
-        // The pin, and 0.24.4 as scripts/watch-releases probed it (no cell changed).
-        return {"0.15.10", "0.24.4"};
-    }
-
-    std::vector<std::string> permission_env() const override {
-        // Sandbox, and where the system settings, trusted folders and user config come from.
-        return {"QWEN_SANDBOX", "QWEN_CODE_SYSTEM_SETTINGS_PATH", "QWEN_CODE_SYSTEM_DEFAULTS_PATH",
-                "QWEN_CODE_TRUSTED_FOLDERS_PATH", "QWEN_HOME"};
-    }
-
-    WireProtocol protocol() const override { return WireProtocol::openai_chat; }
-
-    ToolVocabulary tools() const override {
-        // write_file wants an absolute path. exit_plan_mode is deferred: reached via tool_search.
-        ToolVocabulary v{{"write_file"},        "file_path", "content",       true,
-                         {"run_shell_command"}, "command",   {"agent"},       "prompt",
-                         {"exit_plan_mode"},    {},          "subagent_type", {"general-purpose"}};
-        // The tool census, measured on 0.24.4. Plan mode offers its edit and shell tools and
-        // refuses them when called (write-withheld and shell-write-withheld measure it).
-        v.known = {{"read_file", ToolClass::read_only},
-                   {"edit", ToolClass::file_write},
-                   {"notebook_edit", ToolClass::file_write},
-                   {"get_goal", ToolClass::other},
-                   {"update_goal", ToolClass::other}};
-        v.read_only_guarded = {ToolClass::file_write, ToolClass::shell};
-        return v;
-    }
-
-    RefusalTexts refusal_texts() const override {
-        // Captured from 0.15.10 and 0.24.4 (fixtures/captured/qwen/<version>/refusals.json):
-        // 0.24.4 words a tool withheld by --core-tools and plan mode's shell refusal anew.
-        return {{"Subagent \"*\" not found", "must be a non-empty string"},
-                {"requires permission to use", "Plan mode is active",
-                 "is not listed in the active core tools allowlist",
-                 "Plan mode blocked this shell command"}};
-    }
+    Qwen() : GeminiFamily(qwen_spec(), qwen_traits()) {}
 
     std::vector<FileToWrite> hostile_user_files(const std::string& workspace) const override {
         // The folder trust qwen's TUI saves, in the file gemini's keeps it in.
@@ -100,42 +124,9 @@ public:
         auto& argv = out.invocation.argv;
         argv.insert(argv.begin() + 1, {"--auth-type", "openai", "--openai-base-url",
                                        ep.base_url + "/v1", "--openai-api-key", ep.api_key});
-        if (auto m = std::find(argv.begin(), argv.end(), "-m");
-            m != argv.end() && m + 1 != argv.end()) {
-            *(m + 1) = ep.model;
-        } else {
-            argv.insert(argv.begin() + 7, {"-m", ep.model});
-        }
+        set_flag_value(argv, "-m", ep.model, 7);
         out.files.push_back({ep.home + "/.qwen/settings.json", k_probe_settings});
         return out;
-    }
-
-protected:
-    std::array<std::string, 4> approval_modes() const override {
-        return {"plan", "default", "auto-edit", "yolo"};
-    }
-
-    std::vector<std::string> widening_flags(Mode mode) const override {
-        if (mode == Mode::bypass_permissions) return {};
-        // Allow-lists approve tools, --core-tools and --mcp-config add them, more directories
-        // widen the workspace.
-        return {"--allowed-tools", "--core-tools", "--mcp-config", "--include-directories",
-                "--add-dir"};
-    }
-
-    // hostile-workspace (qwen 0.15.10): a repository .qwen/settings.json turned plan into a
-    // mode where write_file and run_shell_command ran, and its hooks and MCP servers started;
-    // qwen has no trust gate, so --bare loads no settings and discovers nothing at start-up.
-    std::vector<std::string> startup_flags() const override { return {"--bare"}; }
-
-    std::vector<std::string> startup_notes() const override {
-        return {"--bare: qwen's settings files (system, user and the repository's) are not read, "
-                "so credentials must come from the environment or flags"};
-    }
-
-    std::string config_dir() const override { return ".qwen"; }
-    std::string mcp_tool_name(const std::string& server, const std::string& tool) const override {
-        return "mcp__" + server + "__" + tool;
     }
 };
 

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "adapters/adapter.hpp"
+#include "adapters/support/flag_value.hpp"
 #include "adapters/support/probe_convention.hpp"
 #include "adapters/support/project_files.hpp"
 #include "adapters/support/relies.hpp"
@@ -36,14 +37,97 @@ std::string headless_mode(Mode mode) {
 /// A TOML basic string: JSON's escapes are a subset of TOML's.
 std::string toml_string(const std::string& text) { return nlohmann::json(text).dump(); }
 
+std::vector<std::string> forbidden_flags(Mode mode) {
+    std::vector<std::string> flags{"-y", "--auto", "--yolo", "--dangerously-skip-permissions"};
+    if (mode != Mode::bypass_permissions) {
+        // More writable directories, another project root.
+        flags.insert(flags.end(), {"--add-dir", "--dir"});
+        // Session allow rules: acceptEdits sets its own (a reserved flag).
+        if (mode != Mode::accept_edits)
+            flags.insert(flags.end(), {"--allowed-tools", "--allowedTools"});
+    }
+    return flags;
+}
+
+ToolVocabulary tools() {
+    // The fixture harness offers write_file, run_shell, task (a sub-agent) and exit_plan_mode.
+    // Measured on reasonix 1.38.11: write_file{path,content} and bash{command}, no mode
+    // switch, and its sub-agent is the capability tool:task of use_capability, with the task
+    // under "arguments" ({prompt, description}).
+    auto tools = convention::tools({"bash"});
+    tools.delegate.insert(tools.delegate.begin(), "use_capability");
+    tools.delegate_envelope_tool = "use_capability";
+    tools.delegate_envelope =
+        R"({"action":"call","capability_id":"tool:task","arguments":{"description":"sonata probe"}})";
+    // The tool census, measured on 1.38.11: its read-only posture offers every tool and
+    // refuses writes, commands and sub-agents when called (the fixture harness, its mode
+    // switch too), which write-withheld, shell-write-withheld, delegation-escape and
+    // self-promotion measure.
+    tools.known = {{"read_file", ToolClass::read_only},  {"view_image", ToolClass::read_only},
+                   {"edit_file", ToolClass::file_write}, {"job_kill", ToolClass::shell},
+                   {"job_output", ToolClass::shell},     {"ask", ToolClass::other},
+                   {"compress", ToolClass::other},       {"create_goal", ToolClass::other},
+                   {"get_goal", ToolClass::other},       {"update_goal", ToolClass::other},
+                   {"todo_write", ToolClass::other}};
+    tools.read_only_guarded = {ToolClass::file_write, ToolClass::shell, ToolClass::delegate,
+                               ToolClass::mode_switch};
+    return tools;
+}
+
+RefusalTexts refusal_texts() {
+    // Captured from 1.38.11 (fixtures/captured/reasonix/1.38.11/refusals.json), after the
+    // fixture harness's own texts.
+    auto texts = convention::refusal_texts();
+    texts.bad_arguments.emplace_back("unknown capability_id");
+    texts.not_permitted.insert(texts.not_permitted.end(),
+                               {"denied by permission policy", "outside the writable roots",
+                                "the user declined this tool call",
+                                "shell sandbox requested but unavailable"});
+    return texts;
+}
+
+ScreenPatterns screen_patterns() {
+    // Measured on 1.38.11 (fixtures/captured/reasonix/1.38.11/screens): an approval card is
+    // headed "⏸ Permission required" and answered with y (allow once) or Escape (deny; Enter
+    // would allow); the footer reads "· ready · Shift+Tab …" when idle and also while the model
+    // works, so "working · " and "checking · " tell a busy turn. It never asks whether to trust
+    // a folder. The fixture harness's TUI shows "Allow …? [y/N]", a trust question and a hint
+    // line above its "> " prompt (tmux trims the trailing space); both are recognised.
+    ScreenPatterns patterns;
+    patterns.approval = {"Permission required", "Allow command", "Allow write", "Allow tool"};
+    patterns.trust = {"Do you trust the files in this folder?"};
+    patterns.trust_keys = {"y"};
+    patterns.ready = {"· ready · Shift+Tab", "type a task and press Enter"};
+    patterns.busy = {"working · ", "checking · "};
+    patterns.approve_keys = {"y"};
+    patterns.quit_keys = {"C-d"}; // end of input at an empty task prompt
+    return patterns;
+}
+
+HarnessSpec reasonix_spec() {
+    HarnessSpec spec;
+    spec.id = "reasonix";
+    spec.executable_names = {"reasonix"};
+    spec.measured_versions = {"1.38.11", "1.38.11"}; // the pin
+    spec.forbidden_flags = FlagsByMode::from(forbidden_flags);
+    // acceptEdits allows the editing tools; configured arguments must not allow more.
+    spec.reserved_flags = FlagsByMode::from([](Mode mode) {
+        if (mode == Mode::accept_edits)
+            return std::vector<std::string>{"--allowed-tools", "--allowedTools"};
+        return std::vector<std::string>{};
+    });
+    // Picks the config.toml, and so the [permissions] rules and sandbox settings, it loads.
+    spec.permission_env = {k_home_env};
+    spec.protocol = WireProtocol::openai_chat;
+    spec.tools = tools();
+    spec.refusal_texts = refusal_texts();
+    spec.screen_patterns = screen_patterns();
+    return spec;
+}
+
 class Reasonix final : public Adapter {
 public:
-    std::string_view id() const override { return "reasonix"; }
-    std::vector<std::string> executable_names() const override { return {"reasonix"}; }
-    VersionRange measured_versions() const override {
-        // The pin.
-        return {"1.38.11", "1.38.11"};
-    }
+    Reasonix() : Adapter(reasonix_spec()) {}
 
     Result<Outcome> map(const PlanInput& in) const override {
         Mode mode = in.mode;
@@ -55,86 +139,6 @@ public:
         Invocation inv = mode == Mode::default_mode ? interactive(in) : headless(in, mode);
         inv.notes.insert(inv.notes.begin(), notes.begin(), notes.end());
         return inv;
-    }
-
-    std::vector<std::string> forbidden_flags(Mode mode) const override {
-        std::vector<std::string> flags{"-y", "--auto", "--yolo", "--dangerously-skip-permissions"};
-        if (mode != Mode::bypass_permissions) {
-            // More writable directories, another project root.
-            flags.insert(flags.end(), {"--add-dir", "--dir"});
-            // Session allow rules: acceptEdits sets its own (reserved_flags()).
-            if (mode != Mode::accept_edits)
-                flags.insert(flags.end(), {"--allowed-tools", "--allowedTools"});
-        }
-        return flags;
-    }
-
-    std::vector<std::string> reserved_flags(Mode mode) const override {
-        // acceptEdits allows the editing tools; configured arguments must not allow more.
-        if (mode == Mode::accept_edits) return {"--allowed-tools", "--allowedTools"};
-        return {};
-    }
-
-    std::vector<std::string> permission_env() const override {
-        // Picks the config.toml, and so the [permissions] rules and sandbox settings, it loads.
-        return {k_home_env};
-    }
-
-    WireProtocol protocol() const override { return WireProtocol::openai_chat; }
-
-    ToolVocabulary tools() const override {
-        // The fixture harness offers write_file, run_shell, task (a sub-agent) and exit_plan_mode.
-        // Measured on reasonix 1.38.11: write_file{path,content} and bash{command}, no mode
-        // switch, and its sub-agent is the capability tool:task of use_capability, with the task
-        // under "arguments" ({prompt, description}).
-        auto tools = convention::tools({"bash"});
-        tools.delegate.insert(tools.delegate.begin(), "use_capability");
-        tools.delegate_envelope_tool = "use_capability";
-        tools.delegate_envelope =
-            R"({"action":"call","capability_id":"tool:task","arguments":{"description":"sonata probe"}})";
-        // The tool census, measured on 1.38.11: its read-only posture offers every tool and
-        // refuses writes, commands and sub-agents when called (the fixture harness, its mode
-        // switch too), which write-withheld, shell-write-withheld, delegation-escape and
-        // self-promotion measure.
-        tools.known = {{"read_file", ToolClass::read_only},  {"view_image", ToolClass::read_only},
-                       {"edit_file", ToolClass::file_write}, {"job_kill", ToolClass::shell},
-                       {"job_output", ToolClass::shell},     {"ask", ToolClass::other},
-                       {"compress", ToolClass::other},       {"create_goal", ToolClass::other},
-                       {"get_goal", ToolClass::other},       {"update_goal", ToolClass::other},
-                       {"todo_write", ToolClass::other}};
-        tools.read_only_guarded = {ToolClass::file_write, ToolClass::shell, ToolClass::delegate,
-                                   ToolClass::mode_switch};
-        return tools;
-    }
-
-    RefusalTexts refusal_texts() const override {
-        // Captured from 1.38.11 (fixtures/captured/reasonix/1.38.11/refusals.json), after the
-        // fixture harness's own texts.
-        auto texts = convention::refusal_texts();
-        texts.bad_arguments.emplace_back("unknown capability_id");
-        texts.not_permitted.insert(texts.not_permitted.end(),
-                                   {"denied by permission policy", "outside the writable roots",
-                                    "the user declined this tool call",
-                                    "shell sandbox requested but unavailable"});
-        return texts;
-    }
-
-    ScreenPatterns screen_patterns() const override {
-        // Measured on 1.38.11 (fixtures/captured/reasonix/1.38.11/screens): an approval card is
-        // headed "⏸ Permission required" and answered with y (allow once) or Escape (deny; Enter
-        // would allow); the footer reads "· ready · Shift+Tab …" when idle and also while the model
-        // works, so "working · " and "checking · " tell a busy turn. It never asks whether to trust
-        // a folder. The fixture harness's TUI shows "Allow …? [y/N]", a trust question and a hint
-        // line above its "> " prompt (tmux trims the trailing space); both are recognised.
-        ScreenPatterns patterns;
-        patterns.approval = {"Permission required", "Allow command", "Allow write", "Allow tool"};
-        patterns.trust = {"Do you trust the files in this folder?"};
-        patterns.trust_keys = {"y"};
-        patterns.ready = {"· ready · Shift+Tab", "type a task and press Enter"};
-        patterns.busy = {"working · ", "checking · "};
-        patterns.approve_keys = {"y"};
-        patterns.quit_keys = {"C-d"}; // end of input at an empty task prompt
-        return patterns;
     }
 
     std::vector<FileToWrite> hostile_files(const std::string& workspace,
@@ -205,11 +209,7 @@ public:
         auto& unset = out.invocation.env_unset;
         unset.erase(std::remove(unset.begin(), unset.end(), k_home_env), unset.end());
         out.invocation.env[k_home_env] = home;
-        auto& argv = out.invocation.argv;
-        if (auto m = std::find(argv.begin(), argv.end(), "--model");
-            m != argv.end() && m + 1 != argv.end()) {
-            *(m + 1) = model_ref;
-        }
+        replace_flag_value(out.invocation.argv, "--model", model_ref);
         out.files.push_back({home + "/config.toml", probe_config(ep, model_ref)});
         // Provider keys come only from the home's .env, never from the environment.
         out.files.push_back(
@@ -264,9 +264,8 @@ private:
     }
 
     static void add_model_and_resume(Invocation& inv, const PlanInput& in) {
-        if (!in.model.empty()) inv.argv.insert(inv.argv.end(), {"--model", in.model});
-        if (!in.resume_session.empty())
-            inv.argv.insert(inv.argv.end(), {"--resume", in.resume_session});
+        set_flag_value(inv.argv, "--model", in.model);
+        set_flag_value(inv.argv, "--resume", in.resume_session);
     }
 
     static std::string probe_config(const EndpointSpec& ep, const std::string& model_ref) {

@@ -20,8 +20,9 @@ std::string_view to_string(WireProtocol protocol) {
     return "unknown";
 }
 
-std::vector<std::string> Adapter::install_dirs() const {
-    return {"~/.local/bin", "~/.npm-global/bin", "/usr/local/bin", "~/bin"};
+std::vector<std::string> usual_install_dirs(std::vector<std::string> first) {
+    first.insert(first.end(), {"~/.local/bin", "~/.npm-global/bin", "/usr/local/bin", "~/bin"});
+    return first;
 }
 
 bool version_within(std::string_view version, const VersionRange& range) {

@@ -91,7 +91,7 @@ HarnessStatus locate_harness(const Adapter& adapter, const std::string& id, cons
                 return status;
             }
         }
-        for (const auto& dir : adapter.install_dirs()) {
+        for (const auto& dir : adapter.spec().install_dirs) {
             const std::string candidate = expand_home(dir, env) + "/" + name;
             if (is_executable_file(candidate)) {
                 status.installed = true;
@@ -142,7 +142,7 @@ void read_version(HarnessStatus& status, const Adapter& adapter, const Config& c
     if (!status.installed) return;
     ProcessRequest request;
     request.argv = {status.path};
-    for (const auto& arg : adapter.version_args())
+    for (const auto& arg : adapter.spec().version_args)
         request.argv.push_back(arg);
     const VersionWorld world(env);
     request.env = world.environment(env);

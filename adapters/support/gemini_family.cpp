@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "adapters/support/flag_value.hpp"
 #include "adapters/support/project_files.hpp"
 #include "adapters/support/relies.hpp"
 #include "core/json_parse.hpp"
@@ -53,10 +54,35 @@ std::vector<std::string> relies_for(Mode tier) {
     return {};
 }
 
+/// The family's facts over `spec`, whose forbidden flags are the harness's widening ones.
+HarnessSpec family_spec(HarnessSpec spec, const GeminiTraits& traits) {
+    spec.accepted_options = {k_option_approval_mode};
+    const FlagsByMode widening = spec.forbidden_flags;
+    spec.forbidden_flags = FlagsByMode::from([&](Mode mode) {
+        std::vector<std::string> flags{"-y", "--yolo"};
+        flags.insert(flags.end(), widening[mode].begin(), widening[mode].end());
+        return flags;
+    });
+    const bool policy = !traits.mode_switch_policy.empty();
+    spec.reserved_flags = FlagsByMode::from([&](Mode mode) {
+        if (mode == Mode::bypass_permissions || !policy) return std::vector<std::string>{};
+        return std::vector<std::string>{"--policy"};
+    });
+    // From `gemini --help` (0.61.0) and `qwen --help` (0.15.10); yargs also takes camelCase.
+    spec.flag_aliases = {
+        {"-y", "--yolo"},     {"-m", "--model"},         {"-s", "--sandbox"},
+        {"-p", "--prompt"},   {"-e", "--extensions"},    {"-r", "--resume"},
+        {"-c", "--continue"}, {"-o", "--output-format"}, {"-i", "--prompt-interactive"}};
+    return spec;
+}
+
 } // namespace
 
+GeminiFamily::GeminiFamily(HarnessSpec spec, GeminiTraits traits)
+    : Adapter(family_spec(std::move(spec), traits)), m_traits(std::move(traits)) {}
+
 Result<Outcome> GeminiFamily::map(const PlanInput& in) const {
-    const auto names = approval_modes();
+    const auto& names = m_traits.approval_modes;
     Invocation inv;
     Mode granted = in.mode;
     if (granted == Mode::bypass_permissions && in.options.forbids_bypass()) {
@@ -71,12 +97,12 @@ Result<Outcome> GeminiFamily::map(const PlanInput& in) const {
                             names[rank(granted)]);
     }
     inv.argv = {in.executable, "--approval-mode", names[rank(*tier)]};
-    for (const auto& flag : startup_flags())
+    for (const auto& flag : m_traits.startup_flags)
         inv.argv.push_back(flag);
-    if (*tier != Mode::bypass_permissions && !mode_switch_policy().empty())
+    if (*tier != Mode::bypass_permissions && !m_traits.mode_switch_policy.empty())
         inv.argv.insert(inv.argv.end(), {"--policy", policy_path(in.support_dir)});
-    if (!in.model.empty()) inv.argv.insert(inv.argv.end(), {"-m", in.model});
-    if (const auto variable = trusted_folders_variable(); !variable.empty())
+    set_flag_value(inv.argv, "-m", in.model);
+    if (const auto& variable = m_traits.trusted_folders_variable; !variable.empty())
         inv.env[variable] = trusted_folders_path(in.support_dir);
     inv.relies_on = relies_for(*tier);
     if (*tier == Mode::default_mode) {
@@ -87,10 +113,10 @@ Result<Outcome> GeminiFamily::map(const PlanInput& in) const {
                             "or refused, not asked");
     }
     if (!in.resume_session.empty()) {
-        inv.argv.insert(inv.argv.end(), {"--resume", in.resume_session});
+        set_flag_value(inv.argv, "--resume", in.resume_session);
         relies::add_resume(inv.relies_on);
     }
-    for (const auto& note : startup_notes())
+    for (const auto& note : m_traits.startup_notes)
         inv.notes.push_back(note);
     inv.prompt = PromptChannel::stdin_pipe;
     inv.report = ReportSource::stdout_text;
@@ -101,20 +127,15 @@ std::string GeminiFamily::policy_path(const std::string& support_dir) const {
     return support_dir + "/" + std::string(id()) + "-deny-mode-switch.toml";
 }
 
-std::vector<std::string> GeminiFamily::reserved_flags(Mode mode) const {
-    if (mode == Mode::bypass_permissions || mode_switch_policy().empty()) return {};
-    return {"--policy"};
-}
-
 std::string GeminiFamily::trusted_folders_path(const std::string& support_dir) const {
     return support_dir + "/" + std::string(id()) + "-trusted-folders.json";
 }
 
 std::vector<FileToWrite> GeminiFamily::support_files(const std::string& support_dir) const {
     std::vector<FileToWrite> files;
-    if (const auto policy = mode_switch_policy(); !policy.empty())
+    if (const auto& policy = m_traits.mode_switch_policy; !policy.empty())
         files.push_back({policy_path(support_dir), policy});
-    if (!trusted_folders_variable().empty())
+    if (!m_traits.trusted_folders_variable.empty())
         files.push_back({trusted_folders_path(support_dir), "{}\n"});
     return files;
 }
@@ -122,9 +143,10 @@ std::vector<FileToWrite> GeminiFamily::support_files(const std::string& support_
 std::optional<McpSetup>
 GeminiFamily::project_mcp(const std::string& workspace,
                           const std::vector<std::string>& server_argv) const {
-    return McpSetup{{{workspace + "/" + config_dir() + "/settings.json",
+    const std::string& separator = m_traits.mcp_separator;
+    return McpSetup{{{workspace + "/" + m_traits.config_dir + "/settings.json",
                       project::mcp_servers_json(server_argv)}},
-                    mcp_tool_name(project::k_mcp_server, project::k_mcp_tool),
+                    "mcp" + separator + project::k_mcp_server + separator + project::k_mcp_tool,
                     hostile_user_files(workspace)};
 }
 
@@ -152,7 +174,7 @@ std::optional<long long> count_of(const nlohmann::json& j, const char* key) {
 
 RunCost GeminiFamily::run_cost(const std::string&, const std::string&,
                                const std::string& home) const {
-    const auto file = newest_chat(home + "/" + config_dir());
+    const auto file = newest_chat(home + "/" + m_traits.config_dir);
     if (file.empty()) return {};
     const std::string text = project::read_head(file, 64U << 20U);
     // Records are upserted: the last line of an id wins.
@@ -201,24 +223,10 @@ std::string GeminiFamily::session_id(const std::string&, const std::string&,
                                      const std::string& home, const Invocation&) const {
     // Chat recordings: gemini ~/.gemini/tmp/<project>/chats/session-*.json(l), qwen
     // ~/.qwen/projects/<project>/chats/<uuid>.jsonl; both carry "sessionId".
-    const auto file = newest_chat(home + "/" + config_dir());
+    const auto file = newest_chat(home + "/" + m_traits.config_dir);
     if (file.empty()) return {};
     const auto id = project::json_string_field(project::read_head(file), "sessionId");
     return id.empty() ? project::first_uuid(file.substr(file.rfind('/') + 1)) : id;
-}
-
-std::vector<std::pair<std::string, std::string>> GeminiFamily::flag_aliases() const {
-    // From `gemini --help` (0.61.0) and `qwen --help` (0.15.10); yargs also takes camelCase.
-    return {{"-y", "--yolo"},     {"-m", "--model"},         {"-s", "--sandbox"},
-            {"-p", "--prompt"},   {"-e", "--extensions"},    {"-r", "--resume"},
-            {"-c", "--continue"}, {"-o", "--output-format"}, {"-i", "--prompt-interactive"}};
-}
-
-std::vector<std::string> GeminiFamily::forbidden_flags(Mode mode) const {
-    std::vector<std::string> flags{"-y", "--yolo"};
-    for (auto& flag : widening_flags(mode))
-        flags.push_back(std::move(flag));
-    return flags;
 }
 
 } // namespace sonata::adapters

@@ -15,29 +15,47 @@ namespace sonata::adapters {
 /// The per-task option naming an approval mode; its values are the harness's own spellings.
 inline constexpr const char* k_option_approval_mode = "approval_mode";
 
-/// The adapter both forks share; subclasses name their spellings and what else they need.
+/// What each fork spells or needs its own way.
+struct GeminiTraits {
+    /// The harness's spelling of each tier in Mode order: plan, default, edits, yolo.
+    std::array<std::string, 4> approval_modes;
+    /// Flags every invocation carries after the approval mode (gemini: --skip-trust).
+    std::vector<std::string> startup_flags = {};
+    /// What the startup flags cost, said in every invocation's notes.
+    std::vector<std::string> startup_notes = {};
+    /// A policy (TOML) that denies the harness's own mode-switching tools, passed with `--policy`
+    /// on every tier below yolo; empty when the harness needs none.
+    std::string mode_switch_policy = {};
+    /// The project config folder: ".gemini" or ".qwen".
+    std::string config_dir = {};
+    /// What separates "mcp", the server and the tool in the name under which the harness offers
+    /// a project MCP server's tool ("_": mcp_server_tool).
+    std::string mcp_separator = {};
+    /// The variable that names the harness's trusted-folders file (gemini:
+    /// GEMINI_CLI_TRUSTED_FOLDERS_PATH); empty when the mapping needs none. Every invocation
+    /// points it at an empty file of sonata's, so that no folder the user trusted is trusted.
+    std::string trusted_folders_variable = {};
+};
+
+/// The adapter both forks share; subclasses give their spec and traits.
 class GeminiFamily : public Adapter {
 public:
-    std::vector<std::string> accepted_options() const override { return {k_option_approval_mode}; }
+    /// `spec` holds the flags that would let a mode do more than its tier as its forbidden flags;
+    /// the family adds -y/--yolo to them in every mode (the yolo tier is spelled through
+    /// --approval-mode, and the two cannot be combined), reserves `--policy` below yolo when the
+    /// harness has a mode-switch policy (the mapping passes its own deny rules, and a policy file
+    /// from config could allow instead), and fills in the option and flag aliases both share.
+    GeminiFamily(HarnessSpec spec, GeminiTraits traits);
 
-    /// `<exe> --approval-mode <tier> <startup_flags()> [-m MODEL] [--resume ID]`, the prompt on
+    /// `<exe> --approval-mode <tier> <startup_flags> [-m MODEL] [--resume ID]`, the prompt on
     /// stdin. The tier is the mode's, narrowed by `approval_mode` (a wider or unknown value is an
     /// error); `dangerously_skip_permissions=false` turns the yolo tier into the edit tier.
     Result<Outcome> map(const PlanInput& input) const override;
 
-    /// `-y`/`--yolo` in every mode (the yolo tier is spelled through --approval-mode, and the two
-    /// cannot be combined), plus widening_flags(mode).
-    std::vector<std::string> forbidden_flags(Mode mode) const override;
-
-    /// `--policy` below yolo when the harness has a mode-switch policy: the mapping passes its own
-    /// deny rules, and a policy file from config could allow instead.
-    std::vector<std::string> reserved_flags(Mode mode) const override;
-    std::vector<std::pair<std::string, std::string>> flag_aliases() const override;
-
     /// The mode-switch policy file, when the harness has one.
     std::vector<FileToWrite> support_files(const std::string& support_dir) const override;
 
-    /// The sessionId recorded in the newest chat file under `<home>/<config_dir()>`, which
+    /// The sessionId recorded in the newest chat file under `<home>/<config_dir>`, which
     /// `--resume` accepts.
     /// The token counts the newest chat file records (gemini: its "gemini" records' tokens, the
     /// last line per id; qwen: its assistant lines' usageMetadata); neither prices anything.
@@ -46,41 +64,15 @@ public:
     std::string session_id(const std::string& out, const std::string& err, const std::string& home,
                            const Invocation&) const override;
 
-    /// Project MCP servers under "mcpServers" in `<workspace>/<config_dir()>/settings.json`.
+    /// Project MCP servers under "mcpServers" in `<workspace>/<config_dir>/settings.json`.
     std::optional<McpSetup> project_mcp(const std::string& workspace,
                                         const std::vector<std::string>& server_argv) const override;
-
-protected:
-    /// The harness's spelling of each tier in Mode order: plan, default, edits, yolo.
-    virtual std::array<std::string, 4> approval_modes() const = 0;
-
-    /// Flags every invocation carries after the approval mode (gemini: --skip-trust).
-    virtual std::vector<std::string> startup_flags() const { return {}; }
-
-    /// What the startup flags cost, said in every invocation's notes.
-    virtual std::vector<std::string> startup_notes() const { return {}; }
-
-    /// Flags that would let `mode` do more than its tier; forbidden besides -y/--yolo.
-    virtual std::vector<std::string> widening_flags(Mode mode) const = 0;
-
-    /// A policy (TOML) that denies the harness's own mode-switching tools, passed with `--policy`
-    /// on every tier below yolo; empty when the harness needs none.
-    virtual std::string mode_switch_policy() const { return {}; }
-
-    /// The project config folder: ".gemini" or ".qwen".
-    virtual std::string config_dir() const = 0;
-
-    /// The name under which the harness offers tool `tool` of project MCP server `server`.
-    virtual std::string mcp_tool_name(const std::string& server, const std::string& tool) const = 0;
-
-    /// The variable that names the harness's trusted-folders file (gemini:
-    /// GEMINI_CLI_TRUSTED_FOLDERS_PATH); empty when the mapping needs none. Every invocation
-    /// points it at an empty file of sonata's, so that no folder the user trusted is trusted.
-    virtual std::string trusted_folders_variable() const { return {}; }
 
 private:
     std::string policy_path(const std::string& support_dir) const;
     std::string trusted_folders_path(const std::string& support_dir) const;
+
+    GeminiTraits m_traits;
 };
 
 } // namespace sonata::adapters

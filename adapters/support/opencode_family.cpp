@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "adapters/support/flag_value.hpp"
 #include "adapters/support/project_files.hpp"
 #include "core/json_parse.hpp"
 
@@ -250,11 +251,7 @@ Result<EndpointInjection> inject(const Invocation& inv, const EndpointSpec& endp
     env[names.autoupdate_env] = "1";
     auto& unset = out.invocation.env_unset;
     unset.erase(std::remove(unset.begin(), unset.end(), names.config_env), unset.end());
-    auto& argv = out.invocation.argv;
-    if (auto m = std::find(argv.begin(), argv.end(), "--model");
-        m != argv.end() && m + 1 != argv.end()) {
-        *(m + 1) = model;
-    }
+    replace_flag_value(out.invocation.argv, "--model", model);
     return out;
 }
 
@@ -263,6 +260,19 @@ Result<EndpointInjection> inject(const Invocation& inv, const EndpointSpec& endp
 namespace sonata::adapters {
 
 using Json = nlohmann::ordered_json;
+
+namespace {
+
+HarnessSpec family_spec(HarnessSpec spec) {
+    spec.protocol = WireProtocol::openai_chat;
+    spec.default_max_concurrent = 1;
+    return spec;
+}
+
+} // namespace
+
+OpenCodeFamily::OpenCodeFamily(HarnessSpec spec, opencode_family::Names names)
+    : Adapter(family_spec(std::move(spec))), m_names(std::move(names)) {}
 
 std::optional<McpSetup>
 OpenCodeFamily::project_mcp(const std::string& workspace,

@@ -59,12 +59,12 @@ namespace sonata::adapters {
 
 /// The adapter methods OpenCode and Kilo share, read through their Names: probing over OpenAI
 /// chat, a project MCP server in their project config, `run --format json` output, completion
-/// through `export`, and one run at a time.
+/// through `export`, and one run at a time (every run of a user's harness shares one SQLite
+/// database, which locks under concurrent runs): the last two facts are set on `spec`.
 class OpenCodeFamily : public Adapter {
 public:
-    explicit OpenCodeFamily(opencode_family::Names names) : m_names(std::move(names)) {}
+    OpenCodeFamily(HarnessSpec spec, opencode_family::Names names);
 
-    WireProtocol protocol() const override { return WireProtocol::openai_chat; }
     std::optional<McpSetup> project_mcp(const std::string& workspace,
                                         const std::vector<std::string>& server_argv) const override;
     std::string session_id(const std::string& out, const std::string& err, const std::string& home,
@@ -77,9 +77,6 @@ public:
     std::vector<std::string> completion_export_args(const std::string& session) const override;
     std::string check_completion(const std::string& exported, const std::string& session,
                                  const std::string& task) const override;
-    /// Every run of a user's harness shares one SQLite database, which locks under concurrent
-    /// runs.
-    int default_max_concurrent() const override { return 1; }
     Result<EndpointInjection> inject_endpoint(const Invocation& invocation,
                                               const EndpointSpec& endpoint) const override;
 

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "adapters/support/flag_value.hpp"
 #include "adapters/support/project_files.hpp"
 #include "adapters/support/relies.hpp"
 #include "core/json_parse.hpp"
@@ -69,14 +70,55 @@ std::string canonical(const std::string& path) {
     return ec ? path : resolved.string();
 }
 
+ToolVocabulary tools() {
+    ToolVocabulary v{{"write"}, "path", "content", false, {"bash"}, "command",
+                     {},        "",     {},        {},    "",       {}};
+    // The tool census, measured on 1.6.0: plan's --tools list and the writing modes' defaults.
+    v.known = {{"read", ToolClass::read_only},
+               {"grep", ToolClass::read_only},
+               {"find", ToolClass::read_only},
+               {"ls", ToolClass::read_only},
+               {"edit", ToolClass::file_write}};
+    return v;
+}
+
+HarnessSpec pi_spec(std::string id) {
+    HarnessSpec spec;
+    spec.id = std::move(id);
+    spec.executable_names = {"pi"};
+    // The pin (@earendil-works/pi-coding-agent). 0.73.1, the last release of the package pi
+    // left (@mariozechner/pi-coding-agent), is outside: probed with this catalogue it sends a
+    // repository's .pi/SYSTEM.md, APPEND_SYSTEM.md and skills to the model (no project trust
+    // in 0.x), so hostile-workspace reads violated in plan.
+    spec.measured_versions = {"1.6.0", "1.6.0"};
+    spec.forbidden_flags = FlagsByMode::from([](Mode mode) {
+        std::vector<std::string> flags{"--continue",   "-c",     "--resume",  "-r",
+                                       "--session-id", "--fork", "--approve", "-a"};
+        if (mode == Mode::plan) flags.insert(flags.end(), {"--extension", "-e"});
+        return flags;
+    });
+    spec.reserved_flags = FlagsByMode::from([](Mode) {
+        return std::vector<std::string>{"--session", "--session-dir"};
+    });
+    spec.protocol = WireProtocol::openai_chat;
+    spec.tools = tools();
+    // Captured from 0.73.1 (fixtures/captured/pi/0.73.1/refusals.json). pi has no permission
+    // layer of its own, so nothing it says means "not permitted".
+    spec.refusal_texts = {{"Validation failed for tool"}, {}};
+    return spec;
+}
+
 } // namespace
+
+PiFamily::PiFamily(std::string id, PiTraits traits)
+    : Adapter(pi_spec(std::move(id))), m_traits(std::move(traits)) {}
 
 Result<Outcome> PiFamily::map(const PlanInput& in) const {
     if (in.mode == Mode::default_mode) return refuse_default(in.harness_id);
     Invocation inv;
     Mode mode = in.mode;
     if (mode == Mode::bypass_permissions && in.options.forbids_bypass()) {
-        if (const auto fallback = no_bypass_fallback()) {
+        if (const auto fallback = m_traits.no_bypass_fallback) {
             mode = *fallback;
             inv.notes.push_back("dangerously_skip_permissions=false: runs with the " +
                                 std::string(to_string(mode)) + " tools");
@@ -86,7 +128,7 @@ Result<Outcome> PiFamily::map(const PlanInput& in) const {
                 "flag, and acceptEdits gets the same tools");
         }
     }
-    const ToolList list = tool_list(mode);
+    const PiToolList& list = m_traits.tool_lists[static_cast<std::size_t>(mode)];
     // hostile-workspace (pi 0.73.1): pi loads .pi/extensions/*.ts from the repository and runs
     // its code at start-up, in every tier; extension discovery is off.
     inv.argv = {in.executable, "-p", "--no-extensions", "--tools", list.tools};
@@ -97,10 +139,10 @@ Result<Outcome> PiFamily::map(const PlanInput& in) const {
     // hostile-workspace: a project's `sessionDir` setting (read before trust is decided) would
     // put the session file outside the workspace and hide it from resume; sonata's own wins.
     inv.argv.insert(inv.argv.end(), {"--session-dir", in.support_dir + "/pi-sessions"});
-    if (!in.model.empty()) inv.argv.insert(inv.argv.end(), {"--model", in.model});
+    set_flag_value(inv.argv, "--model", in.model);
     inv.relies_on = relies_for(mode, list.shell);
     if (!in.resume_session.empty()) {
-        inv.argv.insert(inv.argv.end(), {"--session", in.resume_session});
+        set_flag_value(inv.argv, "--session", in.resume_session);
         relies::add_resume(inv.relies_on);
     }
     if (list.shell) inv.notes.push_back("no sandbox: shell commands run unasked");
@@ -111,17 +153,6 @@ Result<Outcome> PiFamily::map(const PlanInput& in) const {
     inv.prompt = PromptChannel::argument;
     inv.report = ReportSource::stdout_text;
     return inv;
-}
-
-std::vector<std::string> PiFamily::forbidden_flags(Mode mode) const {
-    std::vector<std::string> flags{"--continue",   "-c",     "--resume",  "-r",
-                                   "--session-id", "--fork", "--approve", "-a"};
-    if (mode == Mode::plan) flags.insert(flags.end(), {"--extension", "-e"});
-    return flags;
-}
-
-std::vector<std::string> PiFamily::reserved_flags(Mode) const {
-    return {"--session", "--session-dir"};
 }
 
 std::vector<FileToWrite> PiFamily::hostile_files(const std::string& workspace,
@@ -199,24 +230,6 @@ std::string PiFamily::session_id(const std::string&, const std::string&, const s
     return file.empty() ? std::string() : project::first_uuid(file.substr(file.rfind('/') + 1));
 }
 
-ToolVocabulary PiFamily::tools() const {
-    ToolVocabulary v{{"write"}, "path", "content", false, {"bash"}, "command",
-                     {},        "",     {},        {},    "",       {}};
-    // The tool census, measured on 1.6.0: plan's --tools list and the writing modes' defaults.
-    v.known = {{"read", ToolClass::read_only},
-               {"grep", ToolClass::read_only},
-               {"find", ToolClass::read_only},
-               {"ls", ToolClass::read_only},
-               {"edit", ToolClass::file_write}};
-    return v;
-}
-
-RefusalTexts PiFamily::refusal_texts() const {
-    // Captured from 0.73.1 (fixtures/captured/pi/0.73.1/refusals.json). pi has no permission
-    // layer of its own, so nothing it says means "not permitted".
-    return {{"Validation failed for tool"}, {}};
-}
-
 Result<EndpointInjection> PiFamily::inject_endpoint(const Invocation& inv,
                                                     const EndpointSpec& ep) const {
     EndpointInjection out{inv, {}};
@@ -232,13 +245,8 @@ Result<EndpointInjection> PiFamily::inject_endpoint(const Invocation& inv,
     models["providers"]["sonata-probe"] = provider;
     out.files.push_back({agent_dir + "/models.json", models.dump(2) + "\n"});
     auto& argv = out.invocation.argv;
-    if (auto m = std::find(argv.begin(), argv.end(), "--model");
-        m != argv.end() && m + 1 != argv.end()) {
-        *(m + 1) = ep.model;
-        argv.insert(m, {"--provider", "sonata-probe"});
-    } else {
-        argv.insert(argv.begin() + 1, {"--provider", "sonata-probe", "--model", ep.model});
-    }
+    const auto model = set_flag_value(argv, "--model", ep.model, 1);
+    argv.insert(argv.begin() + static_cast<std::ptrdiff_t>(model), {"--provider", "sonata-probe"});
     return out;
 }
 

@@ -3,6 +3,7 @@
 // pointing pi at a local model server.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,30 +15,35 @@ namespace sonata::adapters {
 /// The tool allowlist for plan (and every read-only role) in every pi flavour.
 inline constexpr const char* k_pi_read_tools = "read,grep,find,ls";
 
-/// The pi family's adapter: subclasses only name their tool lists.
+/// The comma-separated tool allowlist a mode gets, and whether it includes the shell.
+struct PiToolList {
+    std::string tools;
+    bool shell = false;
+};
+
+/// What one pi flavour chooses: its tool lists and what bypass falls back to.
+struct PiTraits {
+    /// The tool list of each mode, in Mode order (a default_mode entry is never used by a
+    /// mapping, which refuses default).
+    std::array<PiToolList, 4> tool_lists;
+    /// The tool list a bypass mapping falls back to under `dangerously_skip_permissions=false`,
+    /// or nullopt when it is the same list (pi itself has no bypass flag to drop).
+    std::optional<Mode> no_bypass_fallback;
+};
+
+/// The pi family's adapter: subclasses only name their id and tool lists. Session flags would
+/// resume a session behind sonata's back and --approve trusts the workspace's own
+/// configuration, so they are forbidden; plan also forbids loading extension code. `--session`
+/// and `--session-dir` are reserved: sonata's mapping passes them, configured extra arguments
+/// may not.
 class PiFamily : public Adapter {
 public:
-    std::vector<std::string> executable_names() const override { return {"pi"}; }
-    VersionRange measured_versions() const override {
-        // The pin (@earendil-works/pi-coding-agent). 0.73.1, the last release of the package pi
-        // left (@mariozechner/pi-coding-agent), is outside: probed with this catalogue it sends a
-        // repository's .pi/SYSTEM.md, APPEND_SYSTEM.md and skills to the model (no project trust
-        // in 0.x), so hostile-workspace reads violated in plan.
-        return {"1.6.0", "1.6.0"};
-    }
+    PiFamily(std::string id, PiTraits traits);
 
     /// Refuses default (no approval system); otherwise `pi -p --no-extensions --tools
-    /// <tool_list(mode)>`, `--no-approve` (pi 1.x), `--session-dir <support>/pi-sessions`, plus
-    /// `--session ID` when resuming (pi keeps no tool list in a session: it is re-passed).
+    /// <the mode's tool list>`, `--no-approve` (pi 1.x), `--session-dir <support>/pi-sessions`,
+    /// plus `--session ID` when resuming (pi keeps no tool list in a session: it is re-passed).
     Result<Outcome> map(const PlanInput& input) const override;
-
-    /// Session flags would resume a session behind sonata's back and --approve trusts the
-    /// workspace's own configuration; plan also forbids loading extension code.
-    std::vector<std::string> forbidden_flags(Mode mode) const override;
-
-    /// `--session` and `--session-dir`: sonata's mapping passes them, configured extra arguments
-    /// may not.
-    std::vector<std::string> reserved_flags(Mode mode) const override;
 
     /// A project extension (code pi runs at start-up), project settings that load it, install a
     /// package with the project's npmCommand and move the session dir out, and prompt files.
@@ -56,27 +62,13 @@ public:
     std::string session_id(const std::string& out, const std::string& err, const std::string& home,
                            const Invocation& invocation) const override;
 
-    WireProtocol protocol() const override { return WireProtocol::openai_chat; }
-    ToolVocabulary tools() const override;
-    RefusalTexts refusal_texts() const override;
-
     /// PI_CODING_AGENT_DIR under the run's HOME with a models.json naming the server,
     /// `--provider sonata-probe --model <model>`.
     Result<EndpointInjection> inject_endpoint(const Invocation& invocation,
                                               const EndpointSpec& endpoint) const override;
 
-protected:
-    /// The comma-separated tool allowlist for `mode` (never default_mode), and whether it includes
-    /// the shell.
-    struct ToolList {
-        std::string tools;
-        bool shell = false;
-    };
-    virtual ToolList tool_list(Mode mode) const = 0;
-
-    /// The tool list a bypass mapping falls back to under `dangerously_skip_permissions=false`,
-    /// or nullopt when it is the same list (pi itself has no bypass flag to drop).
-    virtual std::optional<Mode> no_bypass_fallback() const = 0;
+private:
+    PiTraits m_traits;
 };
 
 } // namespace sonata::adapters

@@ -32,7 +32,7 @@ void add_unset(Invocation& invocation, const std::string& name) {
 /// to kebab-case (yargs and commander accept `--approvalMode` for `--approval-mode`).
 std::string canonical_flag(const Adapter& adapter, const std::string& name) {
     std::string flag = name;
-    for (const auto& [alias, long_form] : adapter.flag_aliases()) {
+    for (const auto& [alias, long_form] : adapter.spec().flag_aliases) {
         if (flag == alias) flag = long_form;
     }
     if (flag.rfind("--", 0) != 0) return flag;
@@ -99,7 +99,7 @@ Result<void> check_forbidden(const Adapter& adapter, Mode mode,
                              const std::vector<std::string>& argv, const std::string& where) {
     auto forbidden = adapter.forbidden_flags(mode);
     if (where == "config") {
-        const auto reserved = adapter.reserved_flags(mode);
+        const auto& reserved = adapter.spec().reserved_flags[mode];
         forbidden.insert(forbidden.end(), reserved.begin(), reserved.end());
     }
     forbidden = canonical_flags(adapter, forbidden);
@@ -131,8 +131,8 @@ std::string flag_name(const std::string& arg) {
 /// to a repeatable flag (codex's `-c key=value`) may not name a reserved key.
 Result<void> check_repeats(const Adapter& adapter, Mode mode, const Invocation& mapped,
                            const std::vector<std::string>& extra) {
-    const auto repeatable = canonical_flags(adapter, adapter.repeatable_flags());
-    const auto reserved = adapter.reserved_flags(mode);
+    const auto repeatable = canonical_flags(adapter, adapter.spec().repeatable_flags);
+    const auto& reserved = adapter.spec().reserved_flags[mode];
     std::vector<std::string> mapped_flags;
     for (const auto& arg : mapped.argv) {
         if (auto name = flag_name(arg); !name.empty())
@@ -261,9 +261,9 @@ Result<Decision> decide(const PlanRequest& request) {
     if (!outcome) return tl::unexpected(outcome.error());
     decision.outcome = std::move(*outcome);
 
-    if (const auto range = a.measured_versions(); decision.runs() && !request.version.empty() &&
-                                                  !range.lowest.empty() &&
-                                                  !version_within(request.version, range)) {
+    if (const auto& range = a.spec().measured_versions;
+        decision.runs() && !request.version.empty() && !range.lowest.empty() &&
+        !version_within(request.version, range)) {
         decision.warnings.push_back(
             request.harness_id + " " + request.version + " is outside the versions its mapping " +
             "was measured on (" + range.lowest +
@@ -293,11 +293,8 @@ Result<Decision> decide(const PlanRequest& request) {
             !repeats) {
             return tl::unexpected(repeats.error());
         }
-        // Configured arguments go before whatever must stay last: a "--" that ends the options,
-        // or a flag whose value is the prompt sonata appends (grok's and agy's `-p`).
-        const bool keep_last =
-            invocation.argv.back() == "--" ||
-            (invocation.prompt == PromptChannel::argument && invocation.argv.back() == "-p");
+        // Configured arguments go before whatever the harness keeps last.
+        const bool keep_last = contains(a.spec().last_args, invocation.argv.back());
         invocation.argv.insert(invocation.argv.end() - (keep_last ? 1 : 0),
                                request.extra_args.begin(), request.extra_args.end());
         add_unset(invocation, "IS_SANDBOX");

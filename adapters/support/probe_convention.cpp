@@ -86,4 +86,28 @@ FileToWrite startup_hook(const std::string& path, const std::string& canary) {
                       sh_quote(canary) + "\n"};
 }
 
+HarnessSpec spec(const std::string& id) {
+    HarnessSpec spec;
+    spec.id = id;
+    spec.executable_names = {id};
+    spec.tools = tools();
+    spec.refusal_texts = refusal_texts();
+    return spec;
+}
+
 } // namespace sonata::adapters::convention
+
+namespace sonata::adapters {
+
+Result<EndpointInjection> ConventionAdapter::inject_endpoint(const Invocation& invocation,
+                                                             const EndpointSpec& endpoint) const {
+    return convention::inject(invocation, endpoint);
+}
+
+std::string ConventionAdapter::session_id(const std::string& out, const std::string& err,
+                                          const std::string& /*home*/,
+                                          const Invocation& /*invocation*/) const {
+    return convention::session_id(out, err);
+}
+
+} // namespace sonata::adapters

@@ -3,7 +3,8 @@
 // variables, and the fixture harnesses in fixtures/fake_harness speak OpenAI Chat Completions to
 // it. A real binary of such a harness ignores the variables and fails to reach its own service
 // offline, which the prober reports as inconclusive. Also the tool names, project MCP file and
-// session-id line those fixtures use, shared by the four adapters.
+// session-id line those fixtures use, shared by the four adapters, and the base of the three whose
+// probing is nothing but the convention (agy, grok, muse).
 #pragma once
 
 #include <string>
@@ -52,4 +53,27 @@ FileToWrite hostile_mcp_json(const std::string& workspace, const std::string& ca
 /// A POSIX sh script at `path` that writes `canary` when run: a repository's startup hook.
 FileToWrite startup_hook(const std::string& path, const std::string& canary);
 
+/// The facts of a harness named `id` (its id and its one executable) whose probing follows the
+/// convention: the fixture harnesses' tools and refusal texts, and no known wire protocol.
+HarnessSpec spec(const std::string& id);
+
 } // namespace sonata::adapters::convention
+
+namespace sonata::adapters {
+
+/// An adapter probed through the convention alone, because its harness's wire protocol is not
+/// known here: the endpoint in the SONATA_PROBE_* variables, which only the fixture harness reads,
+/// and the session id from a "session id: <ID>" line. Every probing fact of such an adapter (its
+/// hostile files, its MCP setup) is an assumption from documentation, checked only against that
+/// fixture.
+class ConventionAdapter : public Adapter {
+public:
+    using Adapter::Adapter;
+
+    Result<EndpointInjection> inject_endpoint(const Invocation& invocation,
+                                              const EndpointSpec& endpoint) const override;
+    std::string session_id(const std::string& out, const std::string& err, const std::string& home,
+                           const Invocation& invocation) const override;
+};
+
+} // namespace sonata::adapters
