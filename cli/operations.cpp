@@ -139,7 +139,8 @@ bool falls_through(const dispatch::Receipt& r) {
     // spend more.
     const bool over_budget =
         r.budget_enforced && r.max_budget_usd && r.cost.usd && *r.cost.usd >= *r.max_budget_usd;
-    return r.state == dispatch::RunState::failed && r.report_source == "none" && !over_budget;
+    return r.state == dispatch::RunState::failed &&
+           r.report_source == dispatch::ReportOrigin::none && !over_budget;
 }
 
 Result<DispatchStarted> start_dispatch(const adapters::DispatchRequest& request,

@@ -30,10 +30,11 @@ using Clock = std::chrono::steady_clock;
 constexpr std::chrono::seconds k_start_grace{30}; ///< A run still `starting` after this is lost.
 
 std::string instructions(const StartRequest& request, const RunFiles& files) {
-    return "# Task from sonata run " + request.receipt.id + "\n\nRole: " + request.receipt.role +
-           " (" + request.receipt.role_kind + "), mode " + request.receipt.mode + ".\n\n" +
-           request.task + "\n\n## Report\n\n" +
-           report_contract(request.receipt.role_kind == "read-only", files.report()) + "\n";
+    const Receipt& r = request.receipt;
+    return "# Task from sonata run " + r.id + "\n\nRole: " + r.role + " (" +
+           std::string(to_string(r.role_kind)) + "), mode " + r.mode + ".\n\n" + request.task +
+           "\n\n## Report\n\n" +
+           report_contract(r.role_kind == RoleKind::read_only, files.report()) + "\n";
 }
 
 RunPlan plan_of(const StartRequest& request) {

@@ -171,7 +171,7 @@ void record_run(SharedReceipt& shared, const Orders& orders, const adapters::Ada
     (void)shared.dir.write("exit",
                            std::string(to_string(last.state)) + " " +
                                (last.exit_code ? std::to_string(*last.exit_code) : "-") + "\n",
-                           true);
+                           Durability::synced);
     shared.dir.remove("pgid");
 }
 

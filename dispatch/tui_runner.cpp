@@ -52,7 +52,8 @@ public:
            TmuxSession& tui, ApprovalListener& answers)
         : m_shared(shared), m_patterns(std::move(patterns)), m_tui(tui), m_answers(answers),
           m_deadline(Clock::now() + plan.limits.timeout), m_log_cap(plan.limits.log_cap),
-          m_stall(shared, plan.limits.stall), m_read_only(shared.receipt.role_kind == "read-only"),
+          m_stall(shared, plan.limits.stall),
+          m_read_only(shared.receipt.role_kind == RoleKind::read_only),
           m_task(typed_task(RunFiles{shared.dir.path()}.instructions())) {
         watch_screens();
     }

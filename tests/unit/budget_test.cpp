@@ -99,7 +99,7 @@ namespace {
 TEST(Budget, ARankedRoleDoesNotMoveOnPastARunStoppedAtItsBudget) {
     dispatch::Receipt silent;
     silent.state = dispatch::RunState::failed;
-    silent.report_source = "none";
+    silent.report_source = dispatch::ReportOrigin::none;
     EXPECT_TRUE(falls_through(silent));
     dispatch::Receipt spent = silent;
     spent.max_budget_usd = 0.5;

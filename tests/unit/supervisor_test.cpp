@@ -30,7 +30,7 @@ protected:
 
     /// A run of a write (or read-only) role prepared as dispatch prepares it (within m_limits),
     /// supervised with `script` on m_host.
-    Receipt supervise_with(FakeRunner::Script script, const std::string& role_kind = "write",
+    Receipt supervise_with(FakeRunner::Script script, RoleKind role_kind = RoleKind::write,
                            std::size_t log_cap = 1U << 20U,
                            const std::string& harness_report = {}) {
         Invocation inv;
@@ -44,8 +44,8 @@ protected:
         Receipt receipt;
         receipt.harness = "grok";
         receipt.version = "1.0.0";
-        receipt.mode = role_kind == "write" ? "acceptEdits" : "plan";
-        receipt.role = role_kind == "write" ? "code" : "review";
+        receipt.mode = role_kind == RoleKind::write ? "acceptEdits" : "plan";
+        receipt.role = role_kind == RoleKind::write ? "code" : "review";
         receipt.role_kind = role_kind;
         RunLimits limits = m_limits;
         limits.log_cap = log_cap;
@@ -71,8 +71,8 @@ protected:
     }
 
     static std::vector<std::string> outcome(const Receipt& r) {
-        return {std::string(to_string(r.state)), r.report_source, r.degraded ? "degraded" : "whole",
-                r.degraded_reason};
+        return {std::string(to_string(r.state)), std::string(to_string(r.report_source)),
+                r.degraded ? "degraded" : "whole", r.degraded_reason};
     }
 
     std::string provenance(const Receipt& r, int exit) const {
@@ -107,9 +107,10 @@ TEST_F(Supervisor, EachEndingHasItsStateReportAndDegradation) {
     EXPECT_EQ(read_text(m_run + "/harness.log"), "all done\n");
     EXPECT_EQ(read_text(m_run + "/exit"), "done 0\n");
 
-    EXPECT_EQ(outcome(supervise_with(exits(0, {"answer\n"}), "read-only")),
+    EXPECT_EQ(outcome(supervise_with(exits(0, {"answer\n"}), RoleKind::read_only)),
               (std::vector<std::string>{"done", "terminal-output", "whole", ""}));
-    EXPECT_EQ(outcome(supervise_with(exits(0, {"log line\n"}), "write", 1U << 20U, "my report\n")),
+    EXPECT_EQ(outcome(supervise_with(exits(0, {"log line\n"}), RoleKind::write, 1U << 20U,
+                                     "my report\n")),
               (std::vector<std::string>{"done", "report.md", "whole", ""}));
     EXPECT_EQ(read_text(m_run + "/report.md"), "my report\n" + provenance(*load_receipt(m_run), 0));
 
@@ -140,7 +141,7 @@ TEST_F(Supervisor, EachEndingHasItsStateReportAndDegradation) {
 }
 
 TEST_F(Supervisor, TheLogStopsAtItsCapWithOneNote) {
-    const Receipt r = supervise_with(exits(0, {"0123456", "789abc", "def"}), "write", 10);
+    const Receipt r = supervise_with(exits(0, {"0123456", "789abc", "def"}), RoleKind::write, 10);
     EXPECT_TRUE(r.log_capped);
     EXPECT_EQ(read_text(m_run + "/harness.log"),
               "0123456789\n[sonata: harness.log reached its cap of 10 bytes; the rest of the "
