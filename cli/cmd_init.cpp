@@ -118,7 +118,7 @@ unsigned mode_of(const std::string& path) {
 
 Step write_step(std::string what, const std::string& path, const std::string& text) {
     return Step{std::move(what), [path, text]() {
-                    return write_file_atomic(path, text, WriteOptions{mode_of(path), true, true});
+                    return write_file_atomic(path, text, WriteOptions{.mode = mode_of(path)});
                 }};
 }
 

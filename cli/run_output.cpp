@@ -54,7 +54,9 @@ std::string status_line(const dispatch::Receipt& r) {
         line += "  waiting for approval:\n" + r.prompt;
     if (r.degraded) line += "  degraded: " + r.degraded_reason;
     if (dispatch::is_final(r.state))
-        line += "  report: " + (r.report_source.empty() ? "none" : r.report_source);
+        line += "  report: " + std::string(r.report_source == dispatch::ReportOrigin::pending
+                                               ? "none"
+                                               : to_string(r.report_source));
     if (dispatch::is_final(r.state) && !r.started_at.empty()) line += "  cost: " + cost_text(r);
     if (!r.retries.empty()) line += "  retried once: " + r.retries.front().why;
     if (!r.note.empty()) line += "  note: " + r.note;

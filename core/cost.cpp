@@ -3,14 +3,6 @@
 
 namespace sonata {
 
-std::string_view to_string(CostSource source) {
-    switch (source) {
-    case CostSource::native: return "native";
-    case CostSource::reported: return "reported";
-    case CostSource::estimated: return "estimated";
-    case CostSource::unknown: return "unknown";
-    }
-    return "unknown";
-}
+std::string_view to_string(CostSource source) { return name_of(k_cost_sources, source, "unknown"); }
 
 } // namespace sonata

@@ -5,6 +5,8 @@
 #include <optional>
 #include <string_view>
 
+#include "core/enum_names.hpp"
+
 namespace sonata {
 
 /// Where a run's cost comes from. Spellings are receipt values: never rename.
@@ -14,6 +16,14 @@ enum class CostSource {
     estimated, ///< sonata's estimate from the token counts the harness reported.
     unknown,   ///< The harness reported no cost: the value is absent, never 0.
 };
+
+/// Every source with its spelling.
+inline constexpr EnumNames<CostSource, 4> k_cost_sources{{
+    {"native", CostSource::native},
+    {"reported", CostSource::reported},
+    {"estimated", CostSource::estimated},
+    {"unknown", CostSource::unknown},
+}};
 
 std::string_view to_string(CostSource source);
 

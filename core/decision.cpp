@@ -3,23 +3,22 @@
 
 namespace sonata {
 
+namespace {
+
+constexpr EnumNames<PromptChannel, 3> k_prompt_channels{{
+    {"argument", PromptChannel::argument},
+    {"stdin", PromptChannel::stdin_pipe},
+    {"tmux-keys", PromptChannel::tmux_keys},
+}};
+
+} // namespace
+
 std::string_view to_string(PromptChannel channel) {
-    switch (channel) {
-    case PromptChannel::argument: return "argument";
-    case PromptChannel::stdin_pipe: return "stdin";
-    case PromptChannel::tmux_keys: return "tmux-keys";
-    }
-    return "argument";
+    return name_of(k_prompt_channels, channel, "argument");
 }
 
 std::string_view to_string(ReportSource source) {
-    switch (source) {
-    case ReportSource::stdout_text: return "stdout";
-    case ReportSource::structured_stdout: return "structured-stdout";
-    case ReportSource::output_file: return "output-file";
-    case ReportSource::pane_text: return "pane";
-    }
-    return "stdout";
+    return name_of(k_report_sources, source, "stdout");
 }
 
 } // namespace sonata

@@ -7,6 +7,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/enum_names.hpp"
 #include "core/mode.hpp"
 
 namespace sonata {
@@ -25,6 +26,14 @@ enum class ReportSource {
     output_file,       ///< A file the harness writes itself (e.g. codex `-o`).
     pane_text,         ///< The tmux pane's text; the report is degraded.
 };
+
+/// Every report source with its spelling (plan.json's `report`).
+inline constexpr EnumNames<ReportSource, 4> k_report_sources{{
+    {"stdout", ReportSource::stdout_text},
+    {"structured-stdout", ReportSource::structured_stdout},
+    {"output-file", ReportSource::output_file},
+    {"pane", ReportSource::pane_text},
+}};
 
 std::string_view to_string(PromptChannel channel);
 std::string_view to_string(ReportSource source);

@@ -109,12 +109,12 @@ Result<void> write_file_atomic_at(int dir_fd, const std::string& name, const std
     Fd file(fd);
     const bool ok = write_all(fd, content) &&
                     ::fchmod(fd, static_cast<mode_t>(options.mode)) == 0 &&
-                    (!options.sync || ::fsync(fd) == 0);
+                    (options.durability == Durability::unsynced || ::fsync(fd) == 0);
     if (!ok || ::close(file.release()) != 0) {
         ::unlinkat(dir_fd, tmp.c_str(), 0);
         return fail(ExitCode::failure, "cannot write " + name);
     }
-    if (!move_into_place(dir_fd, tmp, name, options.sync)) {
+    if (!move_into_place(dir_fd, tmp, name, options.durability == Durability::synced)) {
         ::unlinkat(dir_fd, tmp.c_str(), 0);
         return fail(ExitCode::failure, "cannot move the new file into place at " + name);
     }
@@ -126,7 +126,7 @@ Result<void> write_file_atomic(const std::string& path, const std::string& conte
     namespace fs = std::filesystem;
     const fs::path target(path);
     const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
-    if (options.create_parents) {
+    if (options.parents == Parents::create) {
         std::error_code ec;
         fs::create_directories(parent, ec);
     }

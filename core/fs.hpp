@@ -10,11 +10,23 @@
 
 namespace sonata {
 
-/// How write_file_atomic writes.
+/// Whether a write is on the disk when it returns.
+enum class Durability {
+    synced,   ///< fsync before the rename: survives a crash, costs a disk flush.
+    unsynced, ///< No fsync: a crash may lose the new content (never tear it).
+};
+
+/// What becomes of missing parent directories.
+enum class Parents {
+    create,     ///< Create them first.
+    must_exist, ///< Leave them missing: the write fails.
+};
+
+/// How write_file_atomic writes; name the fields at the call site (designated initializers).
 struct WriteOptions {
-    unsigned mode = 0644;       ///< Permission bits of the new file (before the umask).
-    bool sync = true;           ///< fsync before the rename: survives a crash, costs a disk flush.
-    bool create_parents = true; ///< Create missing parent directories first.
+    unsigned mode = 0644; ///< Permission bits of the new file (before the umask).
+    Durability durability = Durability::synced;
+    Parents parents = Parents::create;
 };
 
 /// Replaces `path` with `content` atomically: a uniquely named temporary file beside it, then

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <sys/stat.h>
 
+#include "core/enum_names.hpp"
 #include "core/json_parse.hpp"
 #include "core/text.hpp"
 
@@ -26,7 +27,7 @@ constexpr std::int64_t k_max_duration_ms = 7LL * 24 * 3600 * 1000;
 /// The largest matrix file sonata reads.
 constexpr std::size_t k_max_matrix_bytes = 64U << 20U;
 
-constexpr std::array<std::pair<std::string_view, Verdict>, 7> k_verdicts{{
+constexpr EnumNames<Verdict, 7> k_verdicts{{
     {"enforced", Verdict::enforced},
     {"violated", Verdict::violated},
     {"asked", Verdict::asked},
@@ -111,21 +112,10 @@ Result<Cell> cell_from_json(const json& j, const std::string& where) {
 
 } // namespace
 
-std::string_view to_string(Verdict verdict) {
-    for (const auto& [name, v] : k_verdicts) {
-        if (v == verdict) return name;
-    }
-    return "error";
-}
+std::string_view to_string(Verdict verdict) { return name_of(k_verdicts, verdict, "error"); }
 
 Result<Verdict> parse_verdict(std::string_view text) {
-    std::vector<std::string> names;
-    for (const auto& [name, v] : k_verdicts) {
-        if (name == text) return v;
-        names.emplace_back(name);
-    }
-    return fail(ExitCode::bad_data,
-                "unknown verdict '" + std::string(text) + "'" + did_you_mean(text, names));
+    return parse_name(k_verdicts, text, "verdict", ExitCode::bad_data);
 }
 
 int strength(Verdict v) {

@@ -4,12 +4,14 @@
 #include <array>
 #include <utility>
 
+#include "core/enum_names.hpp"
 #include "core/text.hpp"
 
 namespace sonata {
 namespace {
 
-constexpr std::array<std::pair<std::string_view, Mode>, 6> k_spellings{{
+/// The four names first, then the aliases folded into them.
+constexpr EnumNames<Mode, 6> k_spellings{{
     {"plan", Mode::plan},
     {"default", Mode::default_mode},
     {"acceptEdits", Mode::accept_edits},
@@ -20,49 +22,29 @@ constexpr std::array<std::pair<std::string_view, Mode>, 6> k_spellings{{
 
 } // namespace
 
-std::string_view to_string(Mode mode) {
-    switch (mode) {
-    case Mode::plan: return "plan";
-    case Mode::default_mode: return "default";
-    case Mode::accept_edits: return "acceptEdits";
-    case Mode::bypass_permissions: return "bypassPermissions";
-    }
-    return "default";
-}
+constexpr EnumNames<RoleKind, 2> k_role_kinds{{
+    {"read-only", RoleKind::read_only},
+    {"write", RoleKind::write},
+}};
+
+std::string_view to_string(Mode mode) { return name_of(k_spellings, mode, "default"); }
 
 Mode fold_mode(std::string_view raw) {
-    for (const auto& [spelling, mode] : k_spellings) {
-        if (raw == spelling) return mode;
-    }
-    return Mode::default_mode;
+    return value_of(k_spellings, raw).value_or(Mode::default_mode);
 }
 
 Result<Mode> parse_mode(std::string_view raw) {
-    for (const auto& [spelling, mode] : k_spellings) {
-        if (raw == spelling) return mode;
-    }
-    return fail(ExitCode::usage, "unknown mode '" + std::string(raw) + "'" +
-                                     did_you_mean(raw, mode_spellings()) +
-                                     "; known modes: " + join(mode_spellings(), ", "));
+    return parse_name(k_spellings, raw, "mode", ExitCode::usage,
+                      "; known modes: " + join(mode_spellings(), ", "));
 }
 
-std::vector<std::string> mode_spellings() {
-    std::vector<std::string> out;
-    for (const auto& entry : k_spellings)
-        out.emplace_back(entry.first);
-    return out;
-}
+std::vector<std::string> mode_spellings() { return names_in(k_spellings); }
 
-std::string_view to_string(RoleKind kind) {
-    return kind == RoleKind::write ? "write" : "read-only";
-}
+std::string_view to_string(RoleKind kind) { return name_of(k_role_kinds, kind, "read-only"); }
 
 Result<RoleKind> parse_role_kind(std::string_view raw) {
-    if (raw == "read-only") return RoleKind::read_only;
-    if (raw == "write") return RoleKind::write;
-    return fail(ExitCode::config, "unknown role kind '" + std::string(raw) + "'" +
-                                      did_you_mean(raw, {"read-only", "write"}) +
-                                      "; a role is 'read-only' or 'write'");
+    return parse_name(k_role_kinds, raw, "role kind", ExitCode::config,
+                      "; a role is 'read-only' or 'write'");
 }
 
 Mode effective_mode(Mode parent, RoleKind role) {

@@ -77,6 +77,11 @@ std::optional<unsigned> owner_of(int pid) {
     return st.st_uid;
 }
 
+bool is_own_process(int pid) {
+    const auto owner = owner_of(pid);
+    return owner && *owner == ::geteuid();
+}
+
 std::vector<std::string> command_line_of(int pid) {
     auto text = read_file_bounded("/proc/" + std::to_string(pid) + "/cmdline", 1U << 20U);
     std::vector<std::string> args;

@@ -23,6 +23,9 @@ std::vector<int> descendants_of(int ancestor);
 /// The uid owning process `pid`; nullopt when it is gone.
 std::optional<unsigned> owner_of(int pid);
 
+/// True when process `pid` runs and belongs to this user.
+bool is_own_process(int pid);
+
 /// The arguments of process `pid` (/proc/<pid>/cmdline); empty when it is gone.
 std::vector<std::string> command_line_of(int pid);
 

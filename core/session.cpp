@@ -162,9 +162,7 @@ std::optional<std::string> write_record(int dir_fd, const std::string& dir,
     const std::string name = session_file_name(record.session_id);
     // No fsync: the file is rewritten on every tool call, and a lost update after a crash only
     // leaves an older mode that the next tool call replaces.
-    WriteOptions options;
-    options.sync = false;
-    options.create_parents = false;
+    const WriteOptions options{.durability = Durability::unsynced, .parents = Parents::must_exist};
     if (!write_file_atomic_at(dir_fd, name, session_record_to_json(record), options))
         return std::nullopt;
     return dir + "/" + name;

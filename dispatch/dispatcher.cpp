@@ -137,7 +137,7 @@ bool falls_through(const Receipt& r) {
     // spend more.
     const bool over_budget =
         r.budget_enforced && r.max_budget_usd && r.cost.usd && *r.cost.usd >= *r.max_budget_usd;
-    return r.state == RunState::failed && r.report_source == "none" && !over_budget;
+    return r.state == RunState::failed && r.report_source == ReportOrigin::none && !over_budget;
 }
 
 Result<DispatchStarted> start_dispatch(const adapters::DispatchRequest& request,

@@ -25,7 +25,7 @@ using json = nlohmann::ordered_json;
 
 constexpr std::size_t k_max_receipt_bytes = 4U << 20U;
 
-constexpr std::array<std::pair<std::string_view, RunState>, 10> k_states{{
+constexpr EnumNames<RunState, 10> k_states{{
     {"starting", RunState::starting},
     {"queued", RunState::queued},
     {"running", RunState::running},
@@ -95,6 +95,13 @@ template <class T> void take_added(const json& j, const char* key, T& out) {
     if (j.contains(key)) take(j, key, out);
 }
 
+/// j[key], a string, as `parse` reads it; what it does not read is a bad field.
+template <class Parse> auto named(const json& j, const char* key, Parse parse) {
+    auto value = parse(field<std::string>(j, key));
+    if (!value) throw BadField(value.error().message);
+    return *value;
+}
+
 /// j[key] as an array of objects (each then read with field()); absent is none when `added`.
 std::vector<json> objects(const json& j, const char* key, bool added = false) {
     const auto found = j.find(key);
@@ -111,15 +118,9 @@ RunCost parse_cost(const json& j) {
     if (!j.is_object()) throw BadField("'cost' is not an object");
     RunCost cost;
     const auto source = field<std::string>(j, "source");
-    bool known = false;
-    for (const auto s :
-         {CostSource::native, CostSource::reported, CostSource::estimated, CostSource::unknown}) {
-        if (to_string(s) == source) {
-            cost.source = s;
-            known = true;
-        }
-    }
+    const auto known = value_of(k_cost_sources, source);
     if (!known) throw BadField("unknown cost source '" + source + "'");
+    cost.source = *known;
     cost.usd = nullable<double>(j, "value");
     cost.input_tokens = nullable<long long>(j, "input_tokens");
     cost.output_tokens = nullable<long long>(j, "output_tokens");
@@ -130,21 +131,33 @@ RunCost parse_cost(const json& j) {
 
 } // namespace
 
-std::string_view to_string(RunState state) {
-    for (const auto& [name, s] : k_states) {
-        if (s == state) return name;
-    }
-    return "lost";
+std::string_view to_string(ReportOrigin origin) {
+    return name_of(k_report_origins, origin, "none");
 }
 
-Result<RunState> parse_run_state(std::string_view text) {
-    std::vector<std::string> names;
-    for (const auto& [name, s] : k_states) {
-        if (name == text) return s;
-        names.emplace_back(name);
+std::string to_string(const Completion& completion) {
+    switch (completion.check) {
+    case CompletionCheck::none: return "";
+    case CompletionCheck::verified: return "verified";
+    case CompletionCheck::failed: return "failed: " + completion.why;
     }
-    return fail(ExitCode::bad_data,
-                "unknown run state '" + std::string(text) + "'" + did_you_mean(text, names));
+    return "";
+}
+
+Result<Completion> parse_completion(std::string_view text) {
+    constexpr std::string_view k_failed = "failed: ";
+    if (text.empty()) return Completion{};
+    if (text == "verified") return Completion{CompletionCheck::verified};
+    if (text.substr(0, k_failed.size()) == k_failed)
+        return Completion{CompletionCheck::failed, std::string(text.substr(k_failed.size()))};
+    return fail(ExitCode::bad_data, "unknown completion '" + std::string(text) +
+                                        "' (\"\", \"verified\" or \"failed: <why>\")");
+}
+
+std::string_view to_string(RunState state) { return name_of(k_states, state, "lost"); }
+
+Result<RunState> parse_run_state(std::string_view text) {
+    return parse_name(k_states, text, "run state", ExitCode::bad_data);
 }
 
 bool is_final(RunState state) {
@@ -158,17 +171,19 @@ Receipt receipt_for(const Decision& d) {
     r.version = d.version;
     r.mode = std::string(to_string(d.effective_mode));
     r.role = d.role.name;
-    r.role_kind = std::string(to_string(d.role.kind));
+    r.role_kind = d.role.kind;
     r.parent_mode = std::string(to_string(d.parent_mode));
     r.warnings = d.warnings;
     return r;
 }
 
-std::string receipt_to_json(const Receipt& r) {
+namespace {
+
+/// What was decided and started: the fields up to `warnings`.
+void what_ran_to_json(const Receipt& r, json& j) {
     json relied = json::array();
     for (const auto& p : r.relied_on)
         relied.push_back({{"probe", p.probe}, {"verdict", p.verdict}, {"key", p.key}});
-    json j;
     j["schema"] = r.schema;
     j["id"] = r.id;
     j["state"] = to_string(r.state);
@@ -176,7 +191,7 @@ std::string receipt_to_json(const Receipt& r) {
     j["version"] = r.version;
     j["mode"] = r.mode;
     j["role"] = r.role;
-    j["role_kind"] = r.role_kind;
+    j["role_kind"] = to_string(r.role_kind);
     j["parent_mode"] = r.parent_mode;
     j["parent_mode_source"] = r.parent_mode_source;
     j["session_id"] = r.session_id;
@@ -188,6 +203,10 @@ std::string receipt_to_json(const Receipt& r) {
     j["interactive"] = r.interactive;
     j["relied_on"] = relied;
     j["warnings"] = r.warnings;
+}
+
+/// How it went: the fields from `started_at` on.
+void how_it_went_to_json(const Receipt& r, json& j) {
     j["started_at"] = r.started_at;
     j["ended_at"] = r.ended_at;
     j["exit_code"] = r.exit_code ? json(*r.exit_code) : json(nullptr);
@@ -198,7 +217,7 @@ std::string receipt_to_json(const Receipt& r) {
     for (const auto& a : r.approvals)
         approvals.push_back({{"card", a.card}, {"answer", a.answer}, {"at", a.at}, {"by", a.by}});
     j["approvals"] = approvals;
-    j["report_source"] = r.report_source;
+    j["report_source"] = to_string(r.report_source);
     j["degraded"] = r.degraded;
     j["degraded_reason"] = r.degraded_reason;
     j["log_capped"] = r.log_capped;
@@ -219,7 +238,7 @@ std::string receipt_to_json(const Receipt& r) {
     for (const auto& t : r.retries)
         retries.push_back({{"why", t.why}, {"exit_code", number(t.exit_code)}, {"at", t.at}});
     j["retries"] = retries;
-    j["completion"] = r.completion;
+    j["completion"] = to_string(r.completion);
     j["queue_slot"] = r.queue_slot;
     j["files_changed"] = r.files_changed;
     j["note"] = r.note;
@@ -229,8 +248,94 @@ std::string receipt_to_json(const Receipt& r) {
     j["tmux_server_pid"] = r.tmux_server_pid;
     j["tmux_server_start"] = r.tmux_server_start;
     j["tmux_socket"] = r.tmux_socket;
+}
+
+} // namespace
+
+std::string receipt_to_json(const Receipt& r) {
+    json j;
+    what_ran_to_json(r, j);
+    how_it_went_to_json(r, j);
     return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
+
+namespace {
+
+/// What was decided and started: the fields from `id` to `warnings`.
+void read_what_ran(const json& j, Receipt& r) {
+    take(j, "id", r.id);
+    take(j, "harness", r.harness);
+    take(j, "version", r.version);
+    take(j, "mode", r.mode);
+    take(j, "role", r.role);
+    r.role_kind = named(j, "role_kind", parse_role_kind);
+    take(j, "parent_mode", r.parent_mode);
+    take(j, "parent_mode_source", r.parent_mode_source);
+    take(j, "session_id", r.session_id);
+    take(j, "argv", r.argv);
+    take(j, "env_set", r.env_set);
+    take(j, "env_unset", r.env_unset);
+    take(j, "cwd", r.cwd);
+    take(j, "prompt_channel", r.prompt_channel);
+    take(j, "interactive", r.interactive);
+    for (const auto& p : objects(j, "relied_on")) {
+        r.relied_on.push_back({field<std::string>(p, "probe"), field<std::string>(p, "verdict"),
+                               field<std::string>(p, "key")});
+    }
+    take(j, "warnings", r.warnings);
+}
+
+/// How it went: the fields from `started_at` to `harness_pgid`.
+void read_how_it_went(const json& j, Receipt& r) {
+    take(j, "started_at", r.started_at);
+    take(j, "ended_at", r.ended_at);
+    r.exit_code = nullable<int>(j, "exit_code");
+    take(j, "term_signal", r.term_signal);
+    take(j, "timed_out", r.timed_out);
+    take(j, "prompt", r.prompt);
+    for (const auto& a : objects(j, "approvals", true)) {
+        Approval approval{field<std::string>(a, "card"), field<std::string>(a, "answer"),
+                          field<std::string>(a, "at")};
+        take_added(a, "by", approval.by);
+        r.approvals.push_back(std::move(approval));
+    }
+    r.report_source = named(j, "report_source", [](std::string_view spelled) {
+        return parse_name(k_report_origins, spelled, "report source", ExitCode::bad_data);
+    });
+    take(j, "degraded", r.degraded);
+    take(j, "degraded_reason", r.degraded_reason);
+    take(j, "log_capped", r.log_capped);
+    take(j, "harness_session", r.harness_session);
+    take(j, "files_changed", r.files_changed);
+    take(j, "note", r.note);
+    take(j, "supervisor_pid", r.supervisor_pid);
+    take(j, "supervisor_start", r.supervisor_start);
+    take(j, "harness_pgid", r.harness_pgid);
+}
+
+/// The fields added within schema 1: absent from the first receipts.
+void read_added(const json& j, Receipt& r) {
+    take_added(j, "tmux_server_pid", r.tmux_server_pid);
+    take_added(j, "tmux_server_start", r.tmux_server_start);
+    take_added(j, "tmux_socket", r.tmux_socket);
+    take_added(j, "resumed_from", r.resumed_from);
+    for (const auto& a : objects(j, "attempts", true)) {
+        Attempt attempt{field<std::string>(a, "harness"), field<std::string>(a, "why")};
+        take_added(a, "run", attempt.run);
+        r.attempts.push_back(std::move(attempt));
+    }
+    if (j.contains("max_budget_usd")) r.max_budget_usd = nullable<double>(j, "max_budget_usd");
+    take_added(j, "budget_enforced", r.budget_enforced);
+    if (j.contains("cost")) r.cost = parse_cost(j.at("cost"));
+    for (const auto& t : objects(j, "retries", true)) {
+        r.retries.push_back({field<std::string>(t, "why"), nullable<int>(t, "exit_code"),
+                             field<std::string>(t, "at")});
+    }
+    if (j.contains("completion")) r.completion = named(j, "completion", parse_completion);
+    take_added(j, "queue_slot", r.queue_slot);
+}
+
+} // namespace
 
 Result<Receipt> parse_receipt(std::string_view text, const std::string& source) {
     auto parsed_json = parse_ordered_json(text, {.max_depth = 8});
@@ -252,66 +357,9 @@ Result<Receipt> parse_receipt(std::string_view text, const std::string& source) 
         auto parsed = parse_run_state(state);
         if (!parsed) return fail(ExitCode::bad_data, source + ": " + parsed.error().message);
         r.state = *parsed;
-        take(j, "id", r.id);
-        take(j, "harness", r.harness);
-        take(j, "version", r.version);
-        take(j, "mode", r.mode);
-        take(j, "role", r.role);
-        take(j, "role_kind", r.role_kind);
-        take(j, "parent_mode", r.parent_mode);
-        take(j, "parent_mode_source", r.parent_mode_source);
-        take(j, "session_id", r.session_id);
-        take(j, "argv", r.argv);
-        take(j, "env_set", r.env_set);
-        take(j, "env_unset", r.env_unset);
-        take(j, "cwd", r.cwd);
-        take(j, "prompt_channel", r.prompt_channel);
-        take(j, "interactive", r.interactive);
-        for (const auto& p : objects(j, "relied_on")) {
-            r.relied_on.push_back({field<std::string>(p, "probe"), field<std::string>(p, "verdict"),
-                                   field<std::string>(p, "key")});
-        }
-        take(j, "warnings", r.warnings);
-        take(j, "started_at", r.started_at);
-        take(j, "ended_at", r.ended_at);
-        r.exit_code = nullable<int>(j, "exit_code");
-        take(j, "term_signal", r.term_signal);
-        take(j, "timed_out", r.timed_out);
-        take(j, "prompt", r.prompt);
-        for (const auto& a : objects(j, "approvals", true)) {
-            Approval approval{field<std::string>(a, "card"), field<std::string>(a, "answer"),
-                              field<std::string>(a, "at")};
-            take_added(a, "by", approval.by);
-            r.approvals.push_back(std::move(approval));
-        }
-        take(j, "report_source", r.report_source);
-        take(j, "degraded", r.degraded);
-        take(j, "degraded_reason", r.degraded_reason);
-        take(j, "log_capped", r.log_capped);
-        take(j, "harness_session", r.harness_session);
-        take(j, "files_changed", r.files_changed);
-        take(j, "note", r.note);
-        take(j, "supervisor_pid", r.supervisor_pid);
-        take(j, "supervisor_start", r.supervisor_start);
-        take(j, "harness_pgid", r.harness_pgid);
-        take_added(j, "tmux_server_pid", r.tmux_server_pid);
-        take_added(j, "tmux_server_start", r.tmux_server_start);
-        take_added(j, "tmux_socket", r.tmux_socket);
-        take_added(j, "resumed_from", r.resumed_from);
-        for (const auto& a : objects(j, "attempts", true)) {
-            Attempt attempt{field<std::string>(a, "harness"), field<std::string>(a, "why")};
-            take_added(a, "run", attempt.run);
-            r.attempts.push_back(std::move(attempt));
-        }
-        if (j.contains("max_budget_usd")) r.max_budget_usd = nullable<double>(j, "max_budget_usd");
-        take_added(j, "budget_enforced", r.budget_enforced);
-        if (j.contains("cost")) r.cost = parse_cost(j.at("cost"));
-        for (const auto& t : objects(j, "retries", true)) {
-            r.retries.push_back({field<std::string>(t, "why"), nullable<int>(t, "exit_code"),
-                                 field<std::string>(t, "at")});
-        }
-        take_added(j, "completion", r.completion);
-        take_added(j, "queue_slot", r.queue_slot);
+        read_what_ran(j, r);
+        read_how_it_went(j, r);
+        read_added(j, r);
     } catch (const BadField& e) {
         return fail(ExitCode::bad_data, source + ": malformed receipt (" + e.what() + ")");
     } catch (const json::exception& e) {
@@ -347,7 +395,8 @@ Result<Receipt> load_receipt(const std::string& run_dir) {
 
 Result<void> save_receipt(const RunDirectory& dir, const Receipt& receipt) {
     // Rewritten at every change of state; only the last one is synced.
-    return dir.write("receipt.json", receipt_to_json(receipt), is_final(receipt.state));
+    return dir.write("receipt.json", receipt_to_json(receipt),
+                     is_final(receipt.state) ? Durability::synced : Durability::unsynced);
 }
 
 Result<void> save_receipt(const std::string& run_dir, const Receipt& receipt) {

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "core/cost.hpp"
+#include "core/enum_names.hpp"
+#include "core/mode.hpp"
 #include "core/result.hpp"
 
 namespace sonata {
@@ -34,6 +36,47 @@ enum class RunState {
 
 std::string_view to_string(RunState state);
 Result<RunState> parse_run_state(std::string_view text);
+
+/// Where a run's report came from. Spellings are receipt values: never rename.
+enum class ReportOrigin {
+    pending,         ///< The run has not ended yet ("").
+    report_file,     ///< The harness wrote report.md ("report.md").
+    final_message,   ///< The end of a write role's output ("final-message").
+    terminal_output, ///< The end of a read-only role's output ("terminal-output").
+    pane_text,       ///< The TUI's screen ("pane-text").
+    none,            ///< The run left no report ("none").
+};
+
+inline constexpr EnumNames<ReportOrigin, 6> k_report_origins{{
+    {"", ReportOrigin::pending},
+    {"report.md", ReportOrigin::report_file},
+    {"final-message", ReportOrigin::final_message},
+    {"terminal-output", ReportOrigin::terminal_output},
+    {"pane-text", ReportOrigin::pane_text},
+    {"none", ReportOrigin::none},
+}};
+
+std::string_view to_string(ReportOrigin origin);
+
+/// What the adapter's completion check of a `done` run found.
+enum class CompletionCheck {
+    none,     ///< The adapter has no completion check, or the run did not end `done` ("").
+    verified, ///< The harness's own record says the run completed ("verified").
+    failed,   ///< It says the run did not complete, or it could not be read ("failed: <why>").
+};
+
+/// The completion check as a receipt records it.
+struct Completion {
+    CompletionCheck check = CompletionCheck::none;
+    std::string why = {}; ///< failed: why.
+
+    bool operator==(const Completion&) const = default;
+};
+
+/// "", "verified" or "failed: <why>".
+std::string to_string(const Completion& completion);
+/// The inverse of to_string; bad_data for anything else.
+Result<Completion> parse_completion(std::string_view text);
 
 /// True for done, failed, timed-out, cancelled and lost: nothing runs any more.
 bool is_final(RunState state);
@@ -83,9 +126,9 @@ struct Receipt {
     std::string id;
     std::string harness;
     std::string version;
-    std::string mode;                 ///< The effective mode the harness ran in.
-    std::string role;                 ///< The role's name.
-    std::string role_kind;            ///< "read-only" or "write".
+    std::string mode; ///< The effective mode the harness ran in.
+    std::string role; ///< The role's name.
+    RoleKind role_kind = RoleKind::read_only;
     std::string parent_mode;          ///< The parent session's mode.
     std::string parent_mode_source;   ///< "--mode", "session-file" or "default".
     std::string session_id;           ///< The parent session looked up; empty when none.
@@ -105,8 +148,7 @@ struct Receipt {
     RunState state = RunState::starting;
     std::string prompt;              ///< paused: the approval card's text.
     std::vector<Approval> approvals; ///< Cards answered so far, oldest first.
-    /// "report.md", "final-message", "terminal-output", "pane-text" or "none".
-    std::string report_source;
+    ReportOrigin report_source = ReportOrigin::pending;
     bool degraded = false;
     std::string degraded_reason;
     bool log_capped = false;     ///< harness.log reached its cap; the rest was dropped.
@@ -118,9 +160,8 @@ struct Receipt {
     bool budget_enforced = false;              ///< The harness itself enforces max_budget_usd.
     RunCost cost = {};               ///< From the harness's own output; unknown is never 0.
     std::vector<Retry> retries = {}; ///< Infrastructure failures retried (agy only), oldest first.
-    /// The adapter's completion check (opencode): "" when it has none, "verified", or
-    /// "failed: <why>" (the run is then degraded).
-    std::string completion = {};
+    /// The adapter's completion check (opencode); failed degrades the run.
+    Completion completion = {};
     int queue_slot = -1; ///< The `max_concurrent` slot the run held; -1: no limit.
     std::vector<std::string> files_changed; ///< In the workspace, .sonata/ and .git/ excluded.
     std::string note; ///< A remark on the run (e.g. a write role that changed nothing).

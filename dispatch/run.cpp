@@ -6,21 +6,16 @@
 // checks who sent it.
 #include "dispatch/run.hpp"
 
-#include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <filesystem>
 #include <thread>
 
-#include <sys/inotify.h>
 #include <sys/wait.h>
 
-#include "core/fs.hpp"
 #include "core/proc_tree.hpp"
+#include "core/run_host.hpp"
 #include "dispatch/approval_channel.hpp"
 #include "dispatch/contract.hpp"
 #include "dispatch/run_dir.hpp"
@@ -35,89 +30,17 @@ using Clock = std::chrono::steady_clock;
 constexpr std::chrono::seconds k_start_grace{30}; ///< A run still `starting` after this is lost.
 
 std::string instructions(const StartRequest& request, const RunFiles& files) {
-    return "# Task from sonata run " + request.receipt.id + "\n\nRole: " + request.receipt.role +
-           " (" + request.receipt.role_kind + "), mode " + request.receipt.mode + ".\n\n" +
-           request.task + "\n\n## Report\n\n" +
-           report_contract(request.receipt.role_kind == "read-only", files.report()) + "\n";
+    const Receipt& r = request.receipt;
+    return "# Task from sonata run " + r.id + "\n\nRole: " + r.role + " (" +
+           std::string(to_string(r.role_kind)) + "), mode " + r.mode + ".\n\n" + request.task +
+           "\n\n## Report\n\n" +
+           report_contract(r.role_kind == RoleKind::read_only, files.report()) + "\n";
 }
 
 RunPlan plan_of(const StartRequest& request) {
     return RunPlan{request.decision.harness, request.decision.invocation(), request.cwd,
                    request.limits};
 }
-
-/// Starts `argv` as a grandchild in a new session, with stdio on /dev/null and `log`; waits for the
-/// intermediate child only. Everything the children need is built before fork().
-Result<void> spawn_detached(const std::vector<std::string>& argv, const Environment& env,
-                            const std::string& log) {
-    std::vector<std::string> env_strings;
-    for (const auto& [k, v] : env)
-        env_strings.push_back(k + "=" + v);
-    std::vector<char*> envp;
-    for (auto& e : env_strings)
-        envp.push_back(e.data());
-    envp.push_back(nullptr);
-    std::vector<std::string> args = argv;
-    std::vector<char*> argp;
-    for (auto& a : args)
-        argp.push_back(a.data());
-    argp.push_back(nullptr);
-    const int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
-    const int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-    if (null_fd < 0 || log_fd < 0)
-        return fail(ExitCode::failure, "cannot open the supervisor's log " + log);
-    const pid_t child = ::fork();
-    if (child == 0) {
-        ::setsid();
-        if (::fork() != 0) ::_exit(0);
-        ::dup2(null_fd, STDIN_FILENO);
-        ::dup2(log_fd, STDOUT_FILENO);
-        ::dup2(log_fd, STDERR_FILENO);
-        ::execve(argp[0], argp.data(), envp.data());
-        ::_exit(127);
-    }
-    ::close(null_fd);
-    ::close(log_fd);
-    if (child < 0) return fail(ExitCode::failure, "cannot start the supervisor (fork failed)");
-    int status = 0;
-    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-    }
-    return {};
-}
-
-/// Wakes a waiter when something lands in a run directory (the supervisor renames every new
-/// receipt into place), so that waiting costs no polling; a waiter still looks at least every
-/// `timeout` (a supervisor that dies writes nothing). Without inotify it just sleeps a little.
-class DirChanges {
-public:
-    explicit DirChanges(const std::string& dir) : m_fd(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK)) {
-        if (m_fd >= 0 && ::inotify_add_watch(m_fd, dir.c_str(), IN_MOVED_TO | IN_CLOSE_WRITE) < 0) {
-            ::close(m_fd);
-            m_fd = -1;
-        }
-    }
-    ~DirChanges() {
-        if (m_fd >= 0) ::close(m_fd);
-    }
-    DirChanges(const DirChanges&) = delete;
-    DirChanges& operator=(const DirChanges&) = delete;
-
-    void wait(std::chrono::milliseconds timeout) const {
-        if (m_fd < 0) {
-            std::this_thread::sleep_for(std::min(timeout, std::chrono::milliseconds(10)));
-            return;
-        }
-        pollfd p{m_fd, POLLIN, 0};
-        if (::poll(&p, 1, static_cast<int>(std::max<long>(timeout.count(), 0))) > 0) {
-            char events[4096];
-            while (::read(m_fd, events, sizeof events) > 0) {
-            }
-        }
-    }
-
-private:
-    int m_fd;
-};
 
 /// The pid of the supervisor of the run in `dir`: the receipt's when /proc confirms it, else the
 /// one /proc shows running `supervise` on that directory; 0 when none does.
@@ -140,7 +63,7 @@ Result<Receipt> status_of(const RunDirectory& dir) {
         if (!ec && age < k_start_grace) return receipt; // the supervisor is still starting
     }
     // The supervisor is gone and its watchdog did not mark the run: do its job.
-    mark_lost(*receipt);
+    mark_lost(*receipt, system_host());
     (void)save_receipt(dir, *receipt); // a run directory that cannot be written still reads lost
     return receipt;
 }
@@ -150,8 +73,8 @@ Result<Receipt> status_of(const RunDirectory& dir) {
 Result<std::string> start_run(const StartRequest& request) {
     auto dir = prepare_run(request);
     if (!dir) return dir;
-    auto spawned = spawn_detached({request.sonata_path, "supervise", *dir}, request.env,
-                                  *dir + "/supervisor.log");
+    auto spawned = system_host().start_detached({request.sonata_path, "supervise", *dir},
+                                                request.env, *dir + "/supervisor.log");
     if (!spawned) return tl::unexpected(spawned.error());
     return dir;
 }
@@ -195,7 +118,10 @@ Result<Receipt> wait_run(const std::string& path, std::chrono::milliseconds wind
     auto dir = RunDirectory::open(path);
     if (!dir) return tl::unexpected(dir.error());
     const auto deadline = Clock::now() + window;
-    const DirChanges changes(path);
+    // A watch on the directory wakes the wait when the supervisor renames a new receipt into place,
+    // so that waiting costs no polling; the wait still looks at least every step (a supervisor that
+    // dies writes nothing).
+    const auto changes = system_host().watch_dir(path);
     // A run already stalled when the wait begins is waited on until it moves (or stalls again).
     bool stall_counts = true;
     for (bool first = true;; first = false) {
@@ -218,7 +144,7 @@ Result<Receipt> wait_run(const std::string& path, std::chrono::milliseconds wind
         // A final receipt with its supervisor still there: it is about to leave.
         const auto step =
             final_written ? std::chrono::milliseconds(5) : std::chrono::milliseconds(250);
-        changes.wait(std::min(
+        changes->wait(std::min(
             std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()), step));
     }
 }

@@ -2,7 +2,7 @@
 // supervisor's own body, and the read side every other command uses (status with `lost`
 // detection, wait, cancel). The supervisor owns the harness's process group, the timeout, the
 // stall clock, the bounded log, the report, the receipt and the `exit` sentinel; a watchdog it
-// forks first kills the group and marks the run `lost` if the supervisor itself dies.
+// starts first kills the group and marks the run `lost` if the supervisor itself dies.
 #pragma once
 
 #include <chrono>
@@ -11,6 +11,7 @@
 
 #include "core/decision.hpp"
 #include "core/process.hpp"
+#include "core/run_host.hpp"
 #include "dispatch/receipt.hpp"
 #include "dispatch/run_plan.hpp"
 
@@ -36,9 +37,12 @@ Result<std::string> start_run(const StartRequest& request);
 /// start_run without the supervisor: the run directory, ready for supervise().
 Result<std::string> prepare_run(const StartRequest& request);
 
-/// `sonata supervise DIR`: runs the planned harness to its end with `runner` and records it.
-/// Returns the exit code of the supervisor itself (0 whatever the run's outcome, unless sonata
-/// failed). Tests pass a fake runner; `sonata supervise` the system one.
+/// `sonata supervise DIR`: runs the planned harness to its end with `runner` and records it, on
+/// `host` (its watchdog, stop signals, slots and kills). Returns the exit code of the supervisor
+/// itself (0 whatever the run's outcome, unless sonata failed). Tests pass a fake runner and a
+/// fake host; `sonata supervise` the system ones.
+int supervise(const std::string& run_dir, ProcessRunner& runner, RunHost& host);
+/// supervise() on the system host.
 int supervise(const std::string& run_dir, ProcessRunner& runner);
 
 /// The run's receipt; a run whose supervisor is gone without finishing is marked `lost` (and

@@ -124,11 +124,9 @@ Result<std::string> RunDirectory::read(const std::string& name, std::size_t max_
 }
 
 Result<void> RunDirectory::write(const std::string& name, const std::string& content,
-                                 bool sync) const {
-    WriteOptions options;
-    options.mode = 0600;
-    options.sync = sync;
-    options.create_parents = false;
+                                 Durability durability) const {
+    const WriteOptions options{
+        .mode = 0600, .durability = durability, .parents = Parents::must_exist};
     auto written = write_file_atomic_at(m_fd, name, content, options);
     if (!written)
         return fail(written.error().code,

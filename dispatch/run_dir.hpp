@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/fs.hpp"
 #include "core/process.hpp"
 #include "core/result.hpp"
 
@@ -52,7 +53,7 @@ public:
     Result<std::string> read(const std::string& name, std::size_t max_bytes) const;
     /// Replaces a file in the run directory atomically, owner-only.
     Result<void> write(const std::string& name, const std::string& content,
-                       bool sync = false) const;
+                       Durability durability = Durability::unsynced) const;
     bool exists(const std::string& name) const;
     void remove(const std::string& name) const;
 

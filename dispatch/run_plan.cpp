@@ -65,12 +65,9 @@ std::map<std::string, std::string> variables_of(const json& j, const char* name)
 }
 
 ReportSource report_of(const json& j) {
-    const std::string text = text_of(j, "report");
-    for (const ReportSource source : {ReportSource::stdout_text, ReportSource::structured_stdout,
-                                      ReportSource::output_file, ReportSource::pane_text}) {
-        if (to_string(source) == text) return source;
-    }
-    throw BadField{"report"};
+    const auto source = value_of(k_report_sources, text_of(j, "report"));
+    if (!source) throw BadField{"report"};
+    return *source;
 }
 
 RunPlan plan_of(const json& j) {

@@ -73,7 +73,7 @@ struct Capture {
         while (text.size() > 1 && text.back() == '\n' && text[text.size() - 2] == '\n')
             text.pop_back();
         (void)write_file_atomic(dir + "/" + prefix + "-" + what + ".txt", text,
-                                WriteOptions{0644, false, true});
+                                WriteOptions{.durability = Durability::unsynced});
     }
 };
 

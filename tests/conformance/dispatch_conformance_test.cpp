@@ -192,9 +192,10 @@ TEST_P(DispatchConformance, EveryMappingReachesDoneWithTheModelsReport) {
         EXPECT_EQ(receipt.state, dispatch::RunState::done)
             << to_string(mode) << ": " << receipt.degraded_reason;
         EXPECT_FALSE(receipt.degraded) << to_string(mode) << ": " << receipt.degraded_reason;
-        EXPECT_EQ(receipt.report_source, tui                           ? "pane-text"
-                                         : kind == RoleKind::read_only ? "terminal-output"
-                                                                       : "final-message")
+        EXPECT_EQ(to_string(receipt.report_source), tui ? "pane-text"
+                                                    : kind == RoleKind::read_only
+                                                        ? "terminal-output"
+                                                        : "final-message")
             << to_string(mode);
         EXPECT_EQ(receipt.interactive, tui);
         if (tui) {
@@ -204,7 +205,7 @@ TEST_P(DispatchConformance, EveryMappingReachesDoneWithTheModelsReport) {
         }
         EXPECT_NE(report.find(token), std::string::npos) << to_string(mode) << ": " << report;
         if (!tui && !(*adapters::find_adapter(pin.id))->completion_export_args("s").empty()) {
-            EXPECT_EQ(receipt.completion, "verified") << to_string(mode);
+            EXPECT_EQ(to_string(receipt.completion), "verified") << to_string(mode);
         }
         ++dispatched;
         if (mode == Mode::accept_edits || mode == Mode::bypass_permissions) {
@@ -214,7 +215,7 @@ TEST_P(DispatchConformance, EveryMappingReachesDoneWithTheModelsReport) {
             const std::string written = token + "-written";
             bool refused = false;
             const auto wrote = run(*decision, written, report, true, &refused);
-            EXPECT_EQ(wrote.report_source, refused ? "final-message" : "report.md")
+            EXPECT_EQ(to_string(wrote.report_source), refused ? "final-message" : "report.md")
                 << to_string(mode) << (refused ? ": the write was refused" : "");
             EXPECT_FALSE(wrote.degraded) << to_string(mode) << ": " << wrote.degraded_reason;
             EXPECT_EQ(report.rfind(written, 0), 0U) << to_string(mode) << ": " << report;
@@ -368,8 +369,8 @@ TEST_P(DispatchConformance, ARunThatExitsZeroWithoutCompletingIsNotDone) {
     EXPECT_FALSE(std::filesystem::exists(m_dir.path() + "/outside-the-workspace.txt"));
     std::cout << "[ completion ] " << GetParam().id << ": exit "
               << (ended->exit_code ? std::to_string(*ended->exit_code) : "-") << ", state "
-              << to_string(ended->state) << ", completion \"" << ended->completion << "\", "
-              << ended->degraded_reason << "\n";
+              << to_string(ended->state) << ", completion \"" << to_string(ended->completion)
+              << "\", " << ended->degraded_reason << "\n";
 }
 
 TEST_P(DispatchConformance, AResumedRunContinuesTheSessionItsFirstRunRecorded) {

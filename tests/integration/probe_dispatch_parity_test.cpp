@@ -188,7 +188,7 @@ protected:
         receipt.harness = decision.harness;
         receipt.version = decision.version;
         receipt.role = decision.role.name;
-        receipt.role_kind = std::string(to_string(decision.role.kind));
+        receipt.role_kind = decision.role.kind;
         const dispatch::StartRequest request{run,        receipt,
                                              "the task", probed.cwd,
                                              {},         m_dir.path() + "/runs",

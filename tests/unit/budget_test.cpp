@@ -99,7 +99,7 @@ namespace {
 TEST(Budget, ARankedRoleDoesNotMoveOnPastARunStoppedAtItsBudget) {
     Receipt silent;
     silent.state = RunState::failed;
-    silent.report_source = "none";
+    silent.report_source = ReportOrigin::none;
     EXPECT_TRUE(falls_through(silent));
     Receipt spent = silent;
     spent.max_budget_usd = 0.5;

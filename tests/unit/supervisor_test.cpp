@@ -1,7 +1,10 @@
-// The supervisor's state machine and report rules on a fake runner (tests/support/fake_runner):
-// how each way a harness can end becomes a state, a report source and a degradation, what the
-// harness is started with, and the bounded log. The integration tier runs the same through the
+// The supervisor's state machine and report rules on a fake runner (tests/support/fake_runner) and
+// a fake host (fake_run_host.hpp): how each way a harness can end becomes a state, a report source
+// and a degradation, what the harness is started with, the bounded log, and the watchdog, kill,
+// cancel and slot paths, none of which forks here. The integration tier runs the same through the
 // real binary and real processes (tests/integration/dispatch_test.cpp).
+#include <filesystem>
+
 #include <gtest/gtest.h>
 
 #include "dispatch/receipt.hpp"
@@ -9,10 +12,12 @@
 #include "tests/support/fake_runner.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/sonata_run.hpp"
+#include "tests/unit/fake_run_host.hpp"
 
 namespace sonata::dispatch {
 namespace {
 
+using testing::FakeRunHost;
 using testing::FakeRunner;
 using testing::read_text;
 
@@ -20,10 +25,12 @@ class Supervisor : public ::testing::Test {
 protected:
     testing::ScratchDir m_dir;
     std::string m_work = m_dir.make_dir("work");
+    FakeRunHost m_host;
+    RunLimits m_limits{std::chrono::seconds(60), std::chrono::seconds(60)};
 
-    /// A run of a write (or read-only) role prepared as dispatch prepares it, supervised with
-    /// `script`.
-    Receipt supervise_with(FakeRunner::Script script, const std::string& role_kind = "write",
+    /// A run of a write (or read-only) role prepared as dispatch prepares it (within m_limits),
+    /// supervised with `script` on m_host.
+    Receipt supervise_with(FakeRunner::Script script, RoleKind role_kind = RoleKind::write,
                            std::size_t log_cap = 1U << 20U,
                            const std::string& harness_report = {}) {
         Invocation inv;
@@ -37,24 +44,20 @@ protected:
         Receipt receipt;
         receipt.harness = "grok";
         receipt.version = "1.0.0";
-        receipt.mode = role_kind == "write" ? "acceptEdits" : "plan";
-        receipt.role = role_kind == "write" ? "code" : "review";
+        receipt.mode = role_kind == RoleKind::write ? "acceptEdits" : "plan";
+        receipt.role = role_kind == RoleKind::write ? "code" : "review";
         receipt.role_kind = role_kind;
-        const StartRequest request{
-            decision,
-            receipt,
-            "the task",
-            m_work,
-            {},
-            m_dir.path() + "/runs",
-            "/unused/sonata",
-            RunLimits{std::chrono::seconds(60), std::chrono::seconds(60), log_cap}};
+        RunLimits limits = m_limits;
+        limits.log_cap = log_cap;
+        const StartRequest request{decision,         receipt, "the task",
+                                   m_work,           {},      m_dir.path() + "/runs",
+                                   "/unused/sonata", limits};
         auto dir = prepare_run(request);
         EXPECT_TRUE(dir) << dir.error().message;
         m_run = *dir;
         if (!harness_report.empty()) testing::write_text(m_run + "/report.md", harness_report);
         m_runner = std::make_unique<FakeRunner>(std::move(script));
-        EXPECT_EQ(supervise(m_run, *m_runner), 0);
+        EXPECT_EQ(supervise(m_run, *m_runner, m_host), 0);
         auto done = load_receipt(m_run);
         EXPECT_TRUE(done) << done.error().message;
         return *done;
@@ -68,8 +71,8 @@ protected:
     }
 
     static std::vector<std::string> outcome(const Receipt& r) {
-        return {std::string(to_string(r.state)), r.report_source, r.degraded ? "degraded" : "whole",
-                r.degraded_reason};
+        return {std::string(to_string(r.state)), std::string(to_string(r.report_source)),
+                r.degraded ? "degraded" : "whole", r.degraded_reason};
     }
 
     std::string provenance(const Receipt& r, int exit) const {
@@ -104,9 +107,10 @@ TEST_F(Supervisor, EachEndingHasItsStateReportAndDegradation) {
     EXPECT_EQ(read_text(m_run + "/harness.log"), "all done\n");
     EXPECT_EQ(read_text(m_run + "/exit"), "done 0\n");
 
-    EXPECT_EQ(outcome(supervise_with(exits(0, {"answer\n"}), "read-only")),
+    EXPECT_EQ(outcome(supervise_with(exits(0, {"answer\n"}), RoleKind::read_only)),
               (std::vector<std::string>{"done", "terminal-output", "whole", ""}));
-    EXPECT_EQ(outcome(supervise_with(exits(0, {"log line\n"}), "write", 1U << 20U, "my report\n")),
+    EXPECT_EQ(outcome(supervise_with(exits(0, {"log line\n"}), RoleKind::write, 1U << 20U,
+                                     "my report\n")),
               (std::vector<std::string>{"done", "report.md", "whole", ""}));
     EXPECT_EQ(read_text(m_run + "/report.md"), "my report\n" + provenance(*load_receipt(m_run), 0));
 
@@ -137,7 +141,7 @@ TEST_F(Supervisor, EachEndingHasItsStateReportAndDegradation) {
 }
 
 TEST_F(Supervisor, TheLogStopsAtItsCapWithOneNote) {
-    const Receipt r = supervise_with(exits(0, {"0123456", "789abc", "def"}), "write", 10);
+    const Receipt r = supervise_with(exits(0, {"0123456", "789abc", "def"}), RoleKind::write, 10);
     EXPECT_TRUE(r.log_capped);
     EXPECT_EQ(read_text(m_run + "/harness.log"),
               "0123456789\n[sonata: harness.log reached its cap of 10 bytes; the rest of the "
@@ -160,6 +164,87 @@ TEST_F(Supervisor, AWriteRoleThatChangedNothingIsNotedAndOneThatDidListsItsFiles
     const Receipt r = supervise_with(edits);
     EXPECT_EQ(r.files_changed, (std::vector<std::string>{"created new.txt", "changed old.txt"}));
     EXPECT_EQ(r.note, "");
+}
+
+/// Thrown from the harness's run: the supervisor dies there, as a SIGKILL would end it.
+struct SupervisorDied {};
+
+TEST_F(Supervisor, TheWatchdogMarksTheRunLostAndKillsItsGroupWhenTheSupervisorDies) {
+    FakeRunner::Script dies = exits(0);
+    dies.effect = [] { throw SupervisorDied{}; };
+    EXPECT_THROW(supervise_with(dies), SupervisorDied);
+    const auto r = load_receipt(m_run);
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(outcome(*r), (std::vector<std::string>{
+                               "lost", "", "degraded",
+                               "the supervisor ended without recording the run's end (it died, "
+                               "or its run directory could not be written); its harness was "
+                               "killed"}));
+    EXPECT_EQ(m_host.calls,
+              (std::vector<std::string>{"start watchdog", "watchdog: the supervisor is gone",
+                                        "kill group 2000000000 of run " + r->id}));
+    EXPECT_FALSE(std::filesystem::exists(m_run + "/exit"));
+}
+
+TEST_F(Supervisor, ARunAtItsTimeoutIsTimedOutAndWhatItLeftRunningIsKilled) {
+    m_host.leftovers = 2;
+    FakeRunner::Script slow = exits(143, {"partial\n"});
+    slow.result.timed_out = true;
+    slow.result.term_signal = 15;
+    const Receipt r = supervise_with(slow);
+    EXPECT_EQ(m_runner->requests().front().timeout, std::chrono::seconds(60));
+    EXPECT_EQ(outcome(r),
+              (std::vector<std::string>{"timed-out", "final-message", "degraded",
+                                        "timed out; the harness's process group was killed"}));
+    EXPECT_EQ(r.note, "killed 2 process(es) the harness left running outside its process group");
+    EXPECT_EQ(m_host.calls, (std::vector<std::string>{"start watchdog", "kill descendants but 4242",
+                                                      "release watchdog"}))
+        << "the watchdog is spared, then released once the run is final";
+    EXPECT_EQ(read_text(m_run + "/exit"), "timed-out 143\n");
+}
+
+TEST_F(Supervisor, AStopSignalCancelsTheRun) {
+    FakeRunner::Script stopped = exits(143, {"partial\n"});
+    stopped.effect = [this] { m_host.stop = true; };
+    stopped.result.cancelled = true;
+    stopped.result.term_signal = 15;
+    const Receipt r = supervise_with(stopped);
+    EXPECT_EQ(m_runner->requests().front().cancel, &m_host.stop);
+    EXPECT_EQ(outcome(r),
+              (std::vector<std::string>{"cancelled", "final-message", "degraded", "cancelled"}));
+    EXPECT_EQ(read_text(m_run + "/exit"), "cancelled 143\n");
+}
+
+TEST_F(Supervisor, AQueuedRunWaitsForASlotAndHoldsItWhileItRuns) {
+    m_limits.max_concurrent = 2;
+    m_limits.slots_dir = m_dir.path() + "/slots";
+    m_host.slots = {std::nullopt, std::nullopt, 1};
+    std::vector<std::string> seen;
+    m_host.on_pause = [&] { seen.emplace_back(to_string(load_receipt(m_run)->state)); };
+    const Receipt r = supervise_with(exits(0, {"ok\n"}));
+    EXPECT_EQ(seen, (std::vector<std::string>{"queued", "queued"}));
+    EXPECT_EQ(outcome(r), (std::vector<std::string>{"done", "final-message", "whole", ""}));
+    EXPECT_EQ(r.queue_slot, 1);
+    EXPECT_EQ(m_host.calls,
+              (std::vector<std::string>{"start watchdog", "try slot", "pause", "try slot", "pause",
+                                        "try slot", "give back slot 1", "kill descendants but 4242",
+                                        "release watchdog"}));
+}
+
+TEST_F(Supervisor, ARunCancelledWhileQueuedNeverStarts) {
+    m_limits.max_concurrent = 1;
+    m_limits.slots_dir = m_dir.path() + "/slots";
+    m_host.slots = {std::nullopt};
+    m_host.on_pause = [this] { m_host.stop = true; };
+    const Receipt r = supervise_with(exits(0, {"ok\n"}));
+    EXPECT_TRUE(m_runner->requests().empty());
+    EXPECT_EQ(outcome(r), (std::vector<std::string>{"cancelled", "none", "degraded", "cancelled"}));
+    EXPECT_EQ(r.started_at, "");
+    EXPECT_EQ(r.exit_code, std::nullopt);
+    EXPECT_EQ(read_text(m_run + "/exit"), "cancelled -\n");
+    EXPECT_EQ(m_host.calls,
+              (std::vector<std::string>{"start watchdog", "try slot", "pause",
+                                        "kill descendants but 4242", "release watchdog"}));
 }
 
 } // namespace
