@@ -88,7 +88,7 @@ public:
 
     Result<Outcome> map(const PlanInput& in) const override {
         auto sandbox = sandbox_requested(in.options);
-        if (!sandbox) return tl::unexpected(sandbox.error());
+        SONATA_TRY(sandbox);
         if (in.mode != Mode::bypass_permissions) return refusal_for(in.mode);
         Invocation inv;
         inv.argv = {in.executable};
@@ -108,9 +108,7 @@ public:
             set_flag_value(inv.argv, "--conversation", in.resume_session);
             relies::add_resume(inv.relies_on);
         }
-        inv.argv.emplace_back("-p");
-        inv.prompt = PromptChannel::argument;
-        inv.report = ReportSource::stdout_text;
+        convention::prompt_last(inv);
         return inv;
     }
 

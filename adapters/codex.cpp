@@ -248,7 +248,7 @@ public:
                 "danger-full-access");
         }
         auto sandbox = narrow(in.options, granted, in.mode);
-        if (!sandbox) return tl::unexpected(sandbox.error());
+        SONATA_TRY(sandbox);
 
         // rm-prompt (codex 0.171.0): the TUI with on-request + workspace-write runs `rm victim`
         // unasked (only commands the model marks require_escalated are asked), and `untrusted` is

@@ -102,9 +102,7 @@ public:
         if (profile != Profile::off) {
             inv.notes.emplace_back("the sandbox also lets grok write ~/.grok, /tmp and /var/tmp");
         }
-        inv.argv.emplace_back("-p");
-        inv.prompt = PromptChannel::argument;
-        inv.report = ReportSource::stdout_text;
+        convention::prompt_last(inv);
         return inv;
     }
 

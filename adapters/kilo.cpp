@@ -14,8 +14,9 @@ constexpr const char* k_config_env = "KILO_CONFIG_CONTENT";
 constexpr const char* k_disable_project_config = "KILO_DISABLE_PROJECT_CONFIG";
 constexpr const char* k_plan_agent = "sonata-plan";
 constexpr const char* k_edit_agent = "sonata-edit";
-const opencode_family::Names k_names{k_config_env, "KILO_DISABLE_MODELS_FETCH",
-                                     "KILO_DISABLE_AUTOUPDATE", "kilo", "kilo.json"};
+const opencode_family::Names k_names{
+    k_config_env, "KILO_DISABLE_MODELS_FETCH", "KILO_DISABLE_AUTOUPDATE", "kilo",
+    "kilo.json",  k_disable_project_config};
 
 std::vector<std::string> forbidden_flags(Mode mode) {
     // --attach would run on a server whose configuration is not the one sonata chose;
@@ -134,16 +135,7 @@ public:
         }
         // hostile-workspace (kilo 7.7.9): a repository kilo.json (allow everything, an MCP
         // server) and .kilo/plugin/*.js took effect even under --agent plan; this keeps both out.
-        inv.env.insert_or_assign(k_disable_project_config, "1");
-        set_flag_value(inv.argv, "--model", in.model);
-        if (!in.resume_session.empty()) {
-            set_flag_value(inv.argv, "--session", in.resume_session);
-            relies::add_resume(inv.relies_on);
-        }
-        inv.argv.insert(inv.argv.end(), {"--format", "json"});
-        inv.argv.emplace_back("--"); // the message is positional; the runner appends it
-        inv.prompt = PromptChannel::argument;
-        inv.report = ReportSource::structured_stdout;
+        finish_run(inv, in);
         return inv;
     }
 

@@ -18,8 +18,9 @@ constexpr const char* k_config_env = "OPENCODE_CONFIG_CONTENT";
 constexpr const char* k_disable_project_config = "OPENCODE_DISABLE_PROJECT_CONFIG";
 constexpr const char* k_plan_agent = "sonata-plan";
 constexpr const char* k_edit_agent = "sonata-edit";
-const opencode_family::Names k_names{k_config_env, "OPENCODE_DISABLE_MODELS_FETCH",
-                                     "OPENCODE_DISABLE_AUTOUPDATE", "opencode", "opencode.json"};
+const opencode_family::Names k_names{
+    k_config_env,    "OPENCODE_DISABLE_MODELS_FETCH", "OPENCODE_DISABLE_AUTOUPDATE", "opencode",
+    "opencode.json", k_disable_project_config};
 
 /// Which facts apply to the installed opencode.
 enum class Line {
@@ -131,18 +132,9 @@ public:
         // hostile-workspace (opencode 1.18.33): a repository opencode.json re-allowed write and
         // bash for the plan agent (merged under the injected map), so project config is not
         // loaded. Still open: .opencode/plugin/*.js runs at start-up even so (and with --pure).
-        inv.env[k_disable_project_config] = "1";
-        set_flag_value(inv.argv, "--model", in.model);
-        if (!in.resume_session.empty()) {
-            set_flag_value(inv.argv, "--session", in.resume_session);
-            relies::add_resume(inv.relies_on);
-        }
         // JSON events carry the session id (text output names none, and the log is shared by
         // every run on the machine), the final text and the tokens.
-        inv.argv.insert(inv.argv.end(), {"--format", "json"});
-        inv.argv.emplace_back("--"); // the message is positional; the runner appends it
-        inv.prompt = PromptChannel::argument;
-        inv.report = ReportSource::structured_stdout;
+        finish_run(inv, in);
         return inv;
     }
 

@@ -70,9 +70,9 @@ Result<std::string> read_task(const DispatchArgs& args) {
 
 Result<int> run_dispatch(const DispatchArgs& args, const Context& context) {
     auto config = context.config();
-    if (!config) return tl::unexpected(config.error());
+    SONATA_TRY(config);
     auto task = read_task(args);
-    if (!task) return tl::unexpected(task.error());
+    SONATA_TRY(task);
     adapters::DispatchRequest request = args.request;
     request.cwd = args.cwd.empty() ? context.cwd : args.cwd;
     request.session_cwd = context.cwd; // never --cwd's: a workspace may hold planted session files
@@ -80,8 +80,7 @@ Result<int> run_dispatch(const DispatchArgs& args, const Context& context) {
     if (!args.resume_run.empty()) {
         if (!args.role.empty())
             return fail(ExitCode::usage, "--resume continues the run's own role: drop --role");
-        if (auto ok = dispatch::resume_run(request, args.resume_run); !ok)
-            return tl::unexpected(ok.error());
+        SONATA_TRY(dispatch::resume_run(request, args.resume_run));
     } else if (args.role.empty()) {
         return fail(ExitCode::usage, "--role is required (or --resume RUN_ID)");
     } else {
@@ -98,7 +97,7 @@ Result<int> run_dispatch(const DispatchArgs& args, const Context& context) {
     };
     auto started = dispatch::start_dispatch(request, *task, *config, timeout,
                                             args.wait ? settle : dispatch::Settle{});
-    if (!started) return tl::unexpected(started.error());
+    SONATA_TRY(started);
     const Decision& decision = started->planned.decision;
     if (!decision.runs()) {
         std::cout << decision_to_text(decision); // the same text as `sonata plan`
@@ -117,7 +116,7 @@ Result<int> run_dispatch(const DispatchArgs& args, const Context& context) {
         return 0;
     }
     auto receipt = dispatch::wait_run(*dir, window);
-    if (!receipt) return tl::unexpected(receipt.error());
+    SONATA_TRY(receipt);
     print_run(*dir, *receipt, args.json);
     return to_int(dispatch::exit_code_for(*receipt));
 }

@@ -52,7 +52,7 @@ Result<json> read_json(const std::string& path) {
     std::error_code ec;
     if (!fs::exists(path, ec) && !ec) return nullptr;
     auto text = read_file_bounded(path, 16U << 20U);
-    if (!text) return tl::unexpected(text.error());
+    SONATA_TRY(text);
     auto doc = parse_ordered_json(*text, {.comments = JsonComments::ignored});
     if (!doc) {
         return fail(ExitCode::bad_data, path + ": " +

@@ -15,7 +15,7 @@ namespace {
 
 Result<int> run_harnesses(bool json, const Context& context) {
     auto config = context.config();
-    if (!config) return tl::unexpected(config.error());
+    SONATA_TRY(config);
     auto runner = make_system_runner();
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (const auto& adapter : adapters::all_adapters()) {

@@ -86,7 +86,7 @@ Result<std::string> target_path(const InitArgs& args, const Context& context,
     if (ec)
         return fail(ExitCode::bad_data,
                     path.string() + ": cannot resolve its path (" + ec.message() + ")");
-    if (auto ok = refuse_dangling_link(target); !ok) return tl::unexpected(ok.error());
+    SONATA_TRY(refuse_dangling_link(target));
     if (args.scope == "global") return target.string(); // the user's own dotfile, linked anywhere
     // A project comes with its repository, which is not trusted: its .claude/ or settings.json may
     // link anywhere (the global settings, another project), and init edits only the project.
@@ -107,7 +107,7 @@ Result<std::optional<std::string>> read_settings(const std::string& path) {
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0 && errno == ENOENT) return std::optional<std::string>{};
     auto text = read_file_bounded(path, k_max_settings);
-    if (!text) return tl::unexpected(text.error());
+    SONATA_TRY(text);
     return std::optional<std::string>{*text};
 }
 
@@ -126,16 +126,16 @@ Step write_step(std::string what, const std::string& path, const std::string& te
 /// makes all of them.
 Result<void> settings_steps(const InitArgs& args, const std::string& path, Plan& plan) {
     auto text = read_settings(path);
-    if (!text) return tl::unexpected(text.error());
+    SONATA_TRY(text);
     if (args.remove && !*text) {
         plan.notes.push_back("no sonata hook in " + path + " (the file does not exist)");
         return {};
     }
     auto sonata = this_executable();
-    if (!sonata) return tl::unexpected(sonata.error());
+    SONATA_TRY(sonata);
     const std::string command = hook_command(hook_program(*sonata));
     auto edit = args.remove ? uninstall_hook(**text, path) : install_hook(*text, command, path);
-    if (!edit) return tl::unexpected(edit.error());
+    SONATA_TRY(edit);
     if (!edit->changed) {
         plan.notes.push_back(args.remove ? "no sonata hook in " + path
                                          : "the hook `" + command + "` is already in " + path);
@@ -193,15 +193,15 @@ Result<void> set_listed(const std::string& list, const std::string& file, bool c
 Result<void> mcp_steps(const InitArgs& args, const Context& context, Plan& plan) {
     auto path = target_path(
         args, context, args.scope == "global" ? fs::path(".claude.json") : fs::path(".mcp.json"));
-    if (!path) return tl::unexpected(path.error());
+    SONATA_TRY(path);
     auto text = read_settings(*path);
-    if (!text) return tl::unexpected(text.error());
+    SONATA_TRY(text);
     if (args.remove && !*text) return {};
     auto sonata = this_executable();
-    if (!sonata) return tl::unexpected(sonata.error());
+    SONATA_TRY(sonata);
     auto edit = args.remove ? uninstall_mcp_server(**text, *path)
                             : install_mcp_server(*text, *sonata, *path);
-    if (!edit) return tl::unexpected(edit.error());
+    SONATA_TRY(edit);
     if (!edit->changed) {
         if (!args.remove)
             plan.notes.push_back("the MCP server `" + *sonata + " mcp` is already in " + *path);
@@ -321,7 +321,7 @@ Result<void> plugin_steps(const InitArgs& args, const Context& context, Plan& pl
                                       request.cwd = context.cwd;
                                       request.timeout = std::chrono::seconds(120);
                                       auto done = runner->run(request);
-                                      if (!done) return tl::unexpected(done.error());
+                                      SONATA_TRY(done);
                                       if (done->exit_code != 0) {
                                           return fail(ExitCode::failure,
                                                       argv[1] + " " + argv[2] + " " + argv[3] +
@@ -342,14 +342,14 @@ bool confirm_on_terminal() {
 
 Result<int> run_init(const InitArgs& args, const Context& context) {
     auto path = target_path(args, context, fs::path(".claude") / "settings.json");
-    if (!path) return tl::unexpected(path.error());
+    SONATA_TRY(path);
     Plan plan;
     if (args.plugin) {
         // The plugin brings the hook and the server: installing both would run the hook twice.
-        if (auto ok = plugin_steps(args, context, plan); !ok) return tl::unexpected(ok.error());
+        SONATA_TRY(plugin_steps(args, context, plan));
     } else {
-        if (auto ok = settings_steps(args, *path, plan); !ok) return tl::unexpected(ok.error());
-        if (auto ok = mcp_steps(args, context, plan); !ok) return tl::unexpected(ok.error());
+        SONATA_TRY(settings_steps(args, *path, plan));
+        SONATA_TRY(mcp_steps(args, context, plan));
     }
     if (args.scope == "project") project_config_steps(args, context, plan);
     if (args.scope == "global" && !args.remove) global_notes(context, plan);
@@ -376,7 +376,7 @@ Result<int> run_init(const InitArgs& args, const Context& context) {
     }
     for (const auto& step : plan.steps) {
         if (!step.apply) continue;
-        if (auto ok = step.apply(); !ok) return tl::unexpected(ok.error());
+        SONATA_TRY(step.apply());
     }
     std::cout << "Done.\n";
     return 0;

@@ -55,7 +55,7 @@ adapters::ToolVocabulary generic_vocabulary() {
 Result<adapters::ToolVocabulary> vocabulary_for(const std::string& harness) {
     if (harness.empty()) return generic_vocabulary();
     auto adapter = adapters::find_adapter(harness);
-    if (!adapter) return tl::unexpected(adapter.error());
+    SONATA_TRY(adapter);
     return (*adapter)->tools();
 }
 
@@ -94,9 +94,9 @@ private:
 
 Result<int> run_model_server(const ModelServerArgs& args, const Context& context) {
     auto script = probes::load_script(args.script);
-    if (!script) return tl::unexpected(script.error());
+    SONATA_TRY(script);
     auto vocabulary = vocabulary_for(args.harness);
-    if (!vocabulary) return tl::unexpected(vocabulary.error());
+    SONATA_TRY(vocabulary);
     const auto workspace =
         args.workspace.empty()
             ? std::filesystem::path(context.cwd)
@@ -110,7 +110,7 @@ Result<int> run_model_server(const ModelServerArgs& args, const Context& context
     }
     probes::ModelServer server(std::move(*script), std::move(*vocabulary),
                                workspace.lexically_normal().string(), options);
-    if (auto port = server.start(); !port) return tl::unexpected(port.error());
+    SONATA_TRY(server.start());
     std::cout << "sonata model-server listening on " << server.base_url() << std::endl;
     signals.wait();
     server.stop();
@@ -119,7 +119,7 @@ Result<int> run_model_server(const ModelServerArgs& args, const Context& context
         std::cout << json << std::endl;
         return 0;
     }
-    if (auto ok = write_record(args.record, json); !ok) return tl::unexpected(ok.error());
+    SONATA_TRY(write_record(args.record, json));
     return 0;
 }
 

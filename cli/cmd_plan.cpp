@@ -39,12 +39,12 @@ std::string extra_json(const adapters::Planned& planned) {
 
 Result<int> run_plan(const PlanArgs& args, const Context& context) {
     auto config = context.config();
-    if (!config) return tl::unexpected(config.error());
+    SONATA_TRY(config);
     adapters::DispatchRequest request = args.request;
     request.cwd = context.cwd;
     request.env = context.env;
     auto planned = adapters::plan_dispatch(request, *config);
-    if (!planned) return tl::unexpected(planned.error());
+    SONATA_TRY(planned);
     if (args.json) {
         std::cout << decision_to_json(planned->decision, extra_json(*planned)) << '\n';
     } else {

@@ -51,8 +51,7 @@ Result<std::map<std::string, std::string>> parse_bins(const std::vector<std::str
             return fail(ExitCode::usage, "--bin '" + bin + "' is not of the form HARNESS=PATH");
         }
         const std::string id = bin.substr(0, eq);
-        if (auto adapter = adapters::find_adapter(id); !adapter)
-            return tl::unexpected(adapter.error());
+        SONATA_TRY(adapters::find_adapter(id));
         std::error_code ec;
         const std::string path = fs::absolute(bin.substr(eq + 1), ec).string();
         if (::access(path.c_str(), X_OK) != 0)
@@ -76,7 +75,7 @@ std::vector<std::string> default_ids(const Config& config) {
 Result<std::vector<probes::ProbeTargetHarness>> targets(const ProbeArgs& args, const Config& config,
                                                         const Context& context) {
     auto bins = parse_bins(args.bins);
-    if (!bins) return tl::unexpected(bins.error());
+    SONATA_TRY(bins);
     std::vector<std::string> ids = args.harnesses;
     if (ids.empty()) ids = args.bins.empty() ? default_ids(config) : std::vector<std::string>{};
     for (const auto& [id, path] : *bins) {
@@ -86,7 +85,7 @@ Result<std::vector<probes::ProbeTargetHarness>> targets(const ProbeArgs& args, c
     auto runner = make_system_runner();
     for (const auto& id : ids) {
         auto adapter = adapters::find_adapter(id);
-        if (!adapter) return tl::unexpected(adapter.error());
+        SONATA_TRY(adapter);
         Config local = config;
         if (bins->count(id)) local.harnesses[id].path = bins->at(id);
         const auto status = adapters::detect_harness(**adapter, id, local, context.env, *runner);
@@ -278,7 +277,7 @@ plan_jobs(const std::vector<probes::ProbeTargetHarness>& harnesses, const ProbeA
                                               "'harnesses." + h.id +
                                               ".args': " + cells.error().message);
         }
-        if (!cells) return tl::unexpected(cells.error());
+        SONATA_TRY(cells);
         jobs.insert(jobs.end(), cells->begin(), cells->end());
     }
     return jobs;
@@ -325,10 +324,10 @@ probes::CellProgress progress_printer() {
 /// The checks that need nothing run: where the matrix goes, and that every named probe exists.
 Result<void> check_before_probing(const ProbeArgs& args, const Context& context) {
     if (args.matrix.empty() && !args.no_save) { // know where the matrix goes before probing
-        if (auto dir = machine_dir_checked(context.env); !dir) return tl::unexpected(dir.error());
+        SONATA_TRY(machine_dir_checked(context.env));
     }
     for (const auto& id : args.probes) {
-        if (auto probe = probes::find_probe(id); !probe) return tl::unexpected(probe.error());
+        SONATA_TRY(probes::find_probe(id));
     }
     return {};
 }
@@ -338,31 +337,30 @@ Result<void> check_before_probing(const ProbeArgs& args, const Context& context)
 Result<int> finish(const std::vector<probes::CellOutcome>& outcomes, const ProbeArgs& args,
                    const Context& context, std::chrono::steady_clock::duration took) {
     if (!args.timings.empty()) {
-        if (auto ok = write_timings(outcomes, args.timings, took); !ok)
-            return tl::unexpected(ok.error());
+        SONATA_TRY(write_timings(outcomes, args.timings, took));
     }
     const Matrix run = probes::matrix_from(outcomes);
     if (args.json)
         std::cout << matrix_to_json(run);
     else
         print_summary(outcomes);
-    if (auto ok = save_matrices(run, args, context); !ok) return tl::unexpected(ok.error());
+    SONATA_TRY(save_matrices(run, args, context));
     return 0;
 }
 
 Result<int> run_probe(const ProbeArgs& args, const Context& context) {
     auto config = context.config();
-    if (!config) return tl::unexpected(config.error());
-    if (auto ok = check_before_probing(args, context); !ok) return tl::unexpected(ok.error());
+    SONATA_TRY(config);
+    SONATA_TRY(check_before_probing(args, context));
     auto harnesses = targets(args, *config, context);
-    if (!harnesses) return tl::unexpected(harnesses.error());
+    SONATA_TRY(harnesses);
     auto jobs = plan_jobs(*harnesses, args, *config);
-    if (!jobs) return tl::unexpected(jobs.error());
+    SONATA_TRY(jobs);
     auto base = ScratchBase::make(context.env);
-    if (!base) return tl::unexpected(base.error());
+    SONATA_TRY(base);
     auto runner = make_system_runner();
     auto template_dir = probes::make_workspace_template((*base)->dir(), *runner);
-    if (!template_dir) return tl::unexpected(template_dir.error());
+    SONATA_TRY(template_dir);
     const InterruptWatch interrupt;
     const probes::CellSettings settings{(*base)->dir(),
                                         *template_dir,

@@ -53,7 +53,7 @@ Result<void> append_step_summary(const Context& context, const std::string& mark
 Result<std::vector<std::string>> matrix_paths(const ReportArgs& args, const Context& context) {
     if (!args.matrices.empty()) return args.matrices;
     auto dir = machine_dir_checked(context.env);
-    if (!dir) return tl::unexpected(dir.error());
+    SONATA_TRY(dir);
     const std::string path = default_matrix_path(*dir);
     std::error_code ec;
     if (!std::filesystem::exists(path, ec)) {
@@ -72,13 +72,12 @@ Result<int> run_diff(const ReportArgs& args, const Context& context) {
         return fail(ExitCode::usage, "--diff prints Markdown only; drop --format " + args.format);
     }
     auto loaded = reports::load_matrices(args.matrices);
-    if (!loaded) return tl::unexpected(loaded.error());
+    SONATA_TRY(loaded);
     const auto changes = reports::diff_matrices(loaded->at(0).matrix, loaded->at(1).matrix);
     const std::string text =
         reports::render_diff_markdown(changes, args.matrices.at(0), args.matrices.at(1));
-    if (auto written = emit(text, args.out); !written) return tl::unexpected(written.error());
-    if (auto appended = append_step_summary(context, text); !appended)
-        return tl::unexpected(appended.error());
+    SONATA_TRY(emit(text, args.out));
+    SONATA_TRY(append_step_summary(context, text));
     return to_int(reports::any_weaker(changes) ? ExitCode::weakened : ExitCode::ok);
 }
 
@@ -88,9 +87,9 @@ Result<int> run_cell(const ReportArgs& args, const Context& context) {
                     "--cell prints text (md) or json; not --format " + args.format);
     }
     const auto paths = matrix_paths(args, context);
-    if (!paths) return tl::unexpected(paths.error());
+    SONATA_TRY(paths);
     const auto loaded = reports::load_matrices(*paths);
-    if (!loaded) return tl::unexpected(loaded.error());
+    SONATA_TRY(loaded);
     const Matrix merged = reports::merge_machines(*loaded);
     std::vector<std::string> keys;
     for (const auto& cell : merged.cells) {
@@ -107,7 +106,7 @@ Result<int> run_cell(const ReportArgs& args, const Context& context) {
             text = cell.key() + (cell.machine.empty() ? "" : " (" + cell.machine + ")") + ": " +
                    std::string(to_string(cell.verdict)) + "\n" + reports::evidence_text(cell);
         }
-        if (auto written = emit(text, args.out); !written) return tl::unexpected(written.error());
+        SONATA_TRY(emit(text, args.out));
         return to_int(ExitCode::ok);
     }
     return fail(ExitCode::usage, "no cell '" + args.cell + "' in " + join(*paths, ", ") +
@@ -119,18 +118,17 @@ Result<int> run_report(const ReportArgs& args, const Context& context) {
     if (args.diff) return run_diff(args, context);
     if (!args.cell.empty()) return run_cell(args, context);
     const auto format = reports::parse_report_format(args.format);
-    if (!format) return tl::unexpected(format.error());
+    SONATA_TRY(format);
     const auto paths = matrix_paths(args, context);
-    if (!paths) return tl::unexpected(paths.error());
+    SONATA_TRY(paths);
     const auto loaded = reports::load_matrices(*paths);
-    if (!loaded) return tl::unexpected(loaded.error());
+    SONATA_TRY(loaded);
     const Matrix merged = reports::merge_machines(*loaded);
     const std::string text = reports::render_report(merged, *format);
-    if (auto written = emit(text, args.out); !written) return tl::unexpected(written.error());
+    SONATA_TRY(emit(text, args.out));
     const std::string summary =
         *format == reports::ReportFormat::markdown ? text : reports::render_markdown(merged);
-    if (auto appended = append_step_summary(context, summary); !appended)
-        return tl::unexpected(appended.error());
+    SONATA_TRY(append_step_summary(context, summary));
     return to_int(ExitCode::ok);
 }
 

@@ -39,9 +39,9 @@ struct RunArgs {
 Result<int> run_status(const RunArgs& args, const Context& context) {
     auto dir = args.id ? dispatch::run_dir_of(*args.id, context.cwd, context.env)
                        : dispatch::newest_run_dir(context.cwd, context.env);
-    if (!dir) return tl::unexpected(dir.error());
+    SONATA_TRY(dir);
     auto receipt = dispatch::run_status(*dir);
-    if (!receipt) return tl::unexpected(receipt.error());
+    SONATA_TRY(receipt);
     if (args.json)
         std::cout << dispatch::receipt_to_json(*receipt);
     else
@@ -51,22 +51,22 @@ Result<int> run_status(const RunArgs& args, const Context& context) {
 
 Result<int> run_wait(const RunArgs& args, const Context& context) {
     auto dir = dispatch::run_dir_of(args.id.value_or(""), context.cwd, context.env);
-    if (!dir) return tl::unexpected(dir.error());
+    SONATA_TRY(dir);
     auto config = context.config();
-    if (!config) return tl::unexpected(config.error());
+    SONATA_TRY(config);
     const auto window =
         args.timeout ? std::chrono::seconds(*args.timeout) : config->dispatch_window;
     auto receipt = dispatch::wait_run(*dir, window);
-    if (!receipt) return tl::unexpected(receipt.error());
+    SONATA_TRY(receipt);
     print_run(*dir, *receipt, args.json);
     return to_int(dispatch::exit_code_for(*receipt));
 }
 
 Result<int> run_cancel(const RunArgs& args, const Context& context) {
     auto dir = dispatch::run_dir_of(args.id.value_or(""), context.cwd, context.env);
-    if (!dir) return tl::unexpected(dir.error());
+    SONATA_TRY(dir);
     auto receipt = dispatch::cancel_run(*dir);
-    if (!receipt) return tl::unexpected(receipt.error());
+    SONATA_TRY(receipt);
     std::cout << status_line(*receipt) << '\n';
     return 0;
 }
@@ -74,9 +74,9 @@ Result<int> run_cancel(const RunArgs& args, const Context& context) {
 Result<int> run_approve(const RunArgs& args, const Context& context) {
     if (args.yes == args.no) return fail(ExitCode::usage, "approve takes one of --yes and --no");
     auto dir = dispatch::run_dir_of(args.id.value_or(""), context.cwd, context.env);
-    if (!dir) return tl::unexpected(dir.error());
+    SONATA_TRY(dir);
     auto receipt = dispatch::approve_run(*dir, args.yes, std::chrono::seconds(15));
-    if (!receipt) return tl::unexpected(receipt.error());
+    SONATA_TRY(receipt);
     std::cout << status_line(*receipt) << '\n';
     return 0;
 }
@@ -84,9 +84,9 @@ Result<int> run_approve(const RunArgs& args, const Context& context) {
 /// Attaches this terminal to a TUI run's tmux session (tmux replaces sonata).
 Result<int> run_attach(const RunArgs& args, const Context& context) {
     auto dir = dispatch::run_dir_of(args.id.value_or(""), context.cwd, context.env);
-    if (!dir) return tl::unexpected(dir.error());
+    SONATA_TRY(dir);
     auto receipt = dispatch::run_status(*dir);
-    if (!receipt) return tl::unexpected(receipt.error());
+    SONATA_TRY(receipt);
     if (!receipt->interactive)
         return fail(ExitCode::usage, "run " + receipt->id +
                                          " runs headless: there is no TUI to "
@@ -122,7 +122,7 @@ Result<int> run_attach(const RunArgs& args, const Context& context) {
 /// Copies harness.log to stdout; with --follow, keeps copying until the run is final.
 Result<int> run_log(const RunArgs& args, const Context& context) {
     auto dir = dispatch::run_dir_of(args.id.value_or(""), context.cwd, context.env);
-    if (!dir) return tl::unexpected(dir.error());
+    SONATA_TRY(dir);
     const int fd =
         ::open((*dir + "/harness.log").c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     char buffer[65536];
@@ -146,7 +146,7 @@ Result<int> run_log(const RunArgs& args, const Context& context) {
 
 Result<int> run_runs(const RunArgs& args, const Context& context) {
     auto root = dispatch::runs_root(context.cwd, context.env);
-    if (!root) return tl::unexpected(root.error());
+    SONATA_TRY(root);
     nlohmann::ordered_json all = nlohmann::ordered_json::array();
     for (const auto& id : dispatch::list_runs(*root)) {
         auto receipt = dispatch::run_status(*root + "/" + id);
@@ -190,9 +190,9 @@ Result<std::chrono::seconds> parse_age(const std::string& text) {
 /// Removes finished runs that ended longer ago than --older-than; never a run still going.
 Result<int> run_gc(const RunArgs& args, const Context& context) {
     auto age = parse_age(args.older_than.value_or("7d"));
-    if (!age) return tl::unexpected(age.error());
+    SONATA_TRY(age);
     auto root = dispatch::runs_root(context.cwd, context.env);
-    if (!root) return tl::unexpected(root.error());
+    SONATA_TRY(root);
     const auto now = std::chrono::duration_cast<std::chrono::seconds>(
                          std::chrono::system_clock::now().time_since_epoch())
                          .count();

@@ -267,7 +267,7 @@ std::string hook_program(const std::string& sonata_path) {
 Result<SettingsEdit> install_hook(const std::optional<std::string>& text,
                                   const std::string& command, const std::string& source) {
     auto doc = parse_settings(text, source);
-    if (!doc) return tl::unexpected(doc.error());
+    SONATA_TRY(doc);
     SettingsEdit edit;
     json& pre = (*doc)["hooks"]["PreToolUse"];
     if (pre.is_null()) pre = json::array();
@@ -283,14 +283,14 @@ Result<SettingsEdit> install_hook(const std::optional<std::string>& text,
         return edit;
     }
     auto rendered = render(*doc, text, source);
-    if (!rendered) return tl::unexpected(rendered.error());
+    SONATA_TRY(rendered);
     edit.text = std::move(*rendered);
     return edit;
 }
 
 Result<SettingsEdit> uninstall_hook(const std::string& text, const std::string& source) {
     auto doc = parse_settings(text, source);
-    if (!doc) return tl::unexpected(doc.error());
+    SONATA_TRY(doc);
     SettingsEdit edit;
     edit.text = text;
     if (!doc->contains("hooks") || !(*doc)["hooks"].contains("PreToolUse")) return edit;
@@ -301,7 +301,7 @@ Result<SettingsEdit> uninstall_hook(const std::string& text, const std::string& 
     if (hooks.empty()) doc->erase("hooks");
     edit.changed = true;
     auto rendered = render(*doc, text, source);
-    if (!rendered) return tl::unexpected(rendered.error());
+    SONATA_TRY(rendered);
     edit.text = std::move(*rendered);
     return edit;
 }
@@ -319,7 +319,7 @@ bool is_sonata_mcp_server(const json& entry) {
 Result<SettingsEdit> install_mcp_server(const std::optional<std::string>& text,
                                         const std::string& sonata_path, const std::string& source) {
     auto doc = parse_settings(text, source);
-    if (!doc) return tl::unexpected(doc.error());
+    SONATA_TRY(doc);
     SettingsEdit edit;
     json& servers = (*doc)["mcpServers"];
     if (servers.is_null()) servers = json::object();
@@ -343,14 +343,14 @@ Result<SettingsEdit> install_mcp_server(const std::optional<std::string>& text,
     edit.added = true;
     edit.changed = true;
     auto rendered = render(*doc, text, source);
-    if (!rendered) return tl::unexpected(rendered.error());
+    SONATA_TRY(rendered);
     edit.text = std::move(*rendered);
     return edit;
 }
 
 Result<SettingsEdit> uninstall_mcp_server(const std::string& text, const std::string& source) {
     auto doc = parse_settings(text, source);
-    if (!doc) return tl::unexpected(doc.error());
+    SONATA_TRY(doc);
     SettingsEdit edit;
     edit.text = text;
     const auto servers = doc->find("mcpServers");
@@ -363,7 +363,7 @@ Result<SettingsEdit> uninstall_mcp_server(const std::string& text, const std::st
     if (servers->empty()) doc->erase("mcpServers");
     edit.changed = true;
     auto rendered = render(*doc, text, source);
-    if (!rendered) return tl::unexpected(rendered.error());
+    SONATA_TRY(rendered);
     edit.text = std::move(*rendered);
     return edit;
 }

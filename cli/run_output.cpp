@@ -41,7 +41,7 @@ std::string cost_text(const dispatch::Receipt& r) {
 /// The run's report.md: a regular file inside its run directory, never what a link points at.
 Result<std::string> read_report(const std::string& run_dir) {
     auto dir = dispatch::RunDirectory::open(run_dir);
-    if (!dir) return tl::unexpected(dir.error());
+    SONATA_TRY(dir);
     return dir->read("report.md", 64U << 20U);
 }
 

@@ -66,7 +66,7 @@ struct Parser {
             return r;
         if (const auto* gate = root.get("gate")) {
             auto value = string_at(*gate, "gate");
-            if (!value) return tl::unexpected(value.error());
+            SONATA_TRY(value);
             if (*value != "warn" && *value != "strict") {
                 return fail(ExitCode::config,
                             at(*gate) + "'gate' must be \"warn\" or \"strict\", not \"" + *value +
@@ -76,7 +76,7 @@ struct Parser {
         }
         if (const auto* budget = root.get("budget")) {
             auto value = string_at(*budget, "budget");
-            if (!value) return tl::unexpected(value.error());
+            SONATA_TRY(value);
             if (*value != "warn" && *value != "strict") {
                 return fail(ExitCode::config,
                             at(*budget) + "'budget' must be \"warn\" or \"strict\", not \"" +
@@ -86,7 +86,7 @@ struct Parser {
         }
         if (const auto* age = root.get("session_max_age_seconds")) {
             auto value = seconds_at(*age, "session_max_age_seconds");
-            if (!value) return tl::unexpected(value.error());
+            SONATA_TRY(value);
             config.session_max_age = *value;
         }
         if (auto r = timeouts(root.get("timeouts")); !r) return r;
@@ -104,7 +104,7 @@ struct Parser {
             return r;
         for (const auto& [key, value] : *table) {
             auto secs = seconds_at(value, "timeouts." + std::string(key.str()));
-            if (!secs) return tl::unexpected(secs.error());
+            SONATA_TRY(secs);
             (key.str() == "version_seconds" ? config.version_timeout : config.probe_timeout) =
                 *secs;
         }
@@ -136,7 +136,7 @@ struct Parser {
                 continue;
             }
             auto secs = seconds_at(value, "dispatch." + name);
-            if (!secs) return tl::unexpected(secs.error());
+            SONATA_TRY(secs);
             (name == "timeout_seconds" ? config.dispatch_timeout
              : name == "stall_seconds" ? config.dispatch_stall
                                        : config.dispatch_window) = *secs;
@@ -170,7 +170,7 @@ struct Parser {
         for (const auto* field : {"harness", "model"}) {
             if (const auto* f = role->get(field)) {
                 auto text = string_at(*f, path + "." + field);
-                if (!text) return tl::unexpected(text.error());
+                SONATA_TRY(text);
                 (std::string(field) == "harness" ? parsed.harness : parsed.model) = *text;
                 config.lines[path + "." + field] = static_cast<int>(f->source().begin.line);
             }
@@ -192,7 +192,7 @@ struct Parser {
                         at(value) + "'" + path +
                             ".kind' is missing; set it to \"read-only\" or \"write\"");
         auto kind_text = string_at(*kind, path + ".kind");
-        if (!kind_text) return tl::unexpected(kind_text.error());
+        SONATA_TRY(kind_text);
         auto parsed_kind = parse_role_kind(*kind_text);
         if (!parsed_kind) return fail(ExitCode::config, at(*kind) + parsed_kind.error().message);
         parsed.kind = *parsed_kind;
@@ -212,7 +212,7 @@ struct Parser {
                                               "harness ids, best first");
         for (const auto& item : *list) {
             auto id = string_at(item, path + ".harnesses");
-            if (!id) return tl::unexpected(id.error());
+            SONATA_TRY(id);
             if (std::find(parsed.ranked.begin(), parsed.ranked.end(), *id) != parsed.ranked.end())
                 return fail(ExitCode::config,
                             at(item) + "'" + path + ".harnesses' lists " + *id + " twice");
@@ -273,7 +273,7 @@ struct Parser {
             HarnessConfig parsed;
             if (const auto* p = harness->get("path")) {
                 auto text = string_at(*p, path + ".path");
-                if (!text) return tl::unexpected(text.error());
+                SONATA_TRY(text);
                 if (text->empty() || text->front() != '/')
                     return fail(ExitCode::config,
                                 at(*p) + "'" + path +
@@ -288,7 +288,7 @@ struct Parser {
                                 at(*a) + "'" + path + ".args' must be an array of strings");
                 for (const auto& element : *array) {
                     auto text = string_at(element, path + ".args");
-                    if (!text) return tl::unexpected(text.error());
+                    SONATA_TRY(text);
                     parsed.args.push_back(*text);
                 }
                 config.lines[path + ".args"] = static_cast<int>(a->source().begin.line);
@@ -383,7 +383,7 @@ Result<Config> parse_config(const std::string& text, const std::string& source, 
     parser.config.source = source;
     try {
         const toml::table root = toml::parse(text, source);
-        if (auto r = parser.top(root); !r) return tl::unexpected(r.error());
+        SONATA_TRY(parser.top(root));
     } catch (const toml::parse_error& e) {
         return fail(ExitCode::config, source + ":" + std::to_string(e.source().begin.line) + ": " +
                                           std::string(e.description()));

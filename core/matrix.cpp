@@ -104,7 +104,7 @@ Result<Cell> cell_from_json(const json& j, const std::string& where) {
         const json& e = j.at("evidence");
         if (!e.is_object())
             return fail(ExitCode::bad_data, where + ": 'evidence' must be an object");
-        if (auto ok = check_evidence_numbers(e, where); !ok) return tl::unexpected(ok.error());
+        SONATA_TRY(check_evidence_numbers(e, where));
         c.evidence = evidence_from_json(e);
     }
     return c;
@@ -246,7 +246,7 @@ Result<Matrix> parse_matrix(const std::string& text, const std::string& source) 
         std::size_t index = 0;
         for (const auto& cj : j.at("cells")) {
             auto cell = cell_from_json(cj, source + ": cells[" + std::to_string(index++) + "]");
-            if (!cell) return tl::unexpected(cell.error());
+            SONATA_TRY(cell);
             m.cells.push_back(*cell);
         }
     } catch (const json::exception& e) {

@@ -202,7 +202,7 @@ public:
 
     Result<ProcessResult> run(const std::string& executable) {
         m_start = Clock::now();
-        if (auto launched = launch(executable); !launched) return tl::unexpected(launched.error());
+        SONATA_TRY(launch(executable));
         read(m_out);
         read(m_err);
         feed_stdin();
@@ -385,7 +385,7 @@ class SystemRunner final : public ProcessRunner {
 public:
     Result<ProcessResult> run(const ProcessRequest& request) override {
         auto executable = resolve_executable(request);
-        if (!executable) return tl::unexpected(executable.error());
+        SONATA_TRY(executable);
         struct stat st {};
         const bool cwd_ok =
             request.cwd.empty() || (::stat(request.cwd.c_str(), &st) == 0 && S_ISDIR(st.st_mode));

@@ -40,4 +40,13 @@ inline tl::unexpected<Error> fail(ExitCode code, std::string message) {
 
 inline int to_int(ExitCode code) { return static_cast<int>(code); }
 
+/// Returns from the enclosing function (whose Result may hold another value type) with the error
+/// of `result` when it holds one: `SONATA_TRY(write_file(...));`, or, for a Result kept for its
+/// value, `auto text = read(...); SONATA_TRY(text);` and then `*text`.
+#define SONATA_TRY(result)                                                                         \
+    do {                                                                                           \
+        auto&& sonata_try_result_ = (result);                                                      \
+        if (!sonata_try_result_) return tl::unexpected(std::move(sonata_try_result_.error()));     \
+    } while (false)
+
 } // namespace sonata

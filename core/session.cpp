@@ -174,9 +174,9 @@ Result<std::optional<SessionLookup>> read_session(const std::string& path, const
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0 && errno == ENOENT) return std::optional<SessionLookup>{};
     auto text = read_file_bounded(path, k_max_session_file);
-    if (!text) return tl::unexpected(text.error());
+    SONATA_TRY(text);
     auto record = parse_session_record(*text, path);
-    if (!record) return tl::unexpected(record.error());
+    SONATA_TRY(record);
     if (record->session_id != id) {
         return fail(ExitCode::bad_data, path + ": holds session '" + printable(record->session_id) +
                                             "', not '" + id + "'");

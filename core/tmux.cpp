@@ -169,13 +169,11 @@ Result<std::unique_ptr<TmuxSession>> TmuxSession::start(ProcessRunner& runner,
     for (const auto& [key, value] : client_env)
         commands.push_back({"set-environment", "-g", "-u", key});
     commands.push_back(create);
-    if (auto started = session->run_tmux(commands); !started) {
-        return tl::unexpected(started.error());
-    }
+    SONATA_TRY(session->run_tmux(commands));
 
     auto ids = session->run_tmux(
         {{"display-message", "-p", "-t", k_target, "#{pid} #{pane_pid} #{socket_path}"}});
-    if (!ids) return tl::unexpected(ids.error());
+    SONATA_TRY(ids);
     const auto fields = split_fields(*ids);
     session->m_server_pid = to_int(fields[0], 0);
     session->m_pane_pid = fields.size() > 1 ? to_int(fields[1], 0) : 0;
@@ -200,7 +198,7 @@ Result<std::string> TmuxSession::run_tmux(const std::vector<std::vector<std::str
     request.env = m_client_env;
     request.timeout = m_timeout;
     auto result = m_runner.run(request);
-    if (!result) return tl::unexpected(result.error());
+    SONATA_TRY(result);
     const std::string& name = commands.back().front();
     if (result->timed_out) return fail(ExitCode::failure, "tmux " + name + " timed out");
     if (result->exit_code != 0) {
@@ -213,7 +211,7 @@ Result<std::string> TmuxSession::run_tmux(const std::vector<std::vector<std::str
 Result<void> TmuxSession::type_text(std::string_view text) {
     if (text.empty()) return {};
     auto sent = run_tmux({{"send-keys", "-t", k_target, "-l", "--", std::string(text)}});
-    if (!sent) return tl::unexpected(sent.error());
+    SONATA_TRY(sent);
     return {};
 }
 
@@ -221,7 +219,7 @@ Result<void> TmuxSession::send_keys(const std::vector<std::string>& keys) {
     std::vector<std::string> command = {"send-keys", "-t", k_target, "--"};
     command.insert(command.end(), keys.begin(), keys.end());
     auto sent = run_tmux({command});
-    if (!sent) return tl::unexpected(sent.error());
+    SONATA_TRY(sent);
     return {};
 }
 
@@ -236,7 +234,7 @@ Result<std::string> TmuxSession::capture_history() {
 Result<PaneStatus> TmuxSession::status() {
     auto line = run_tmux({{"display-message", "-p", "-t", k_target,
                            "#{pane_dead} #{pane_dead_status} #{pane_dead_signal}"}});
-    if (!line) return tl::unexpected(line.error());
+    SONATA_TRY(line);
     const auto fields = split_fields(*line);
     if (fields.size() != 3) return fail(ExitCode::failure, "unexpected tmux pane status: " + *line);
     // A pane is dead once its terminal closes; tmux knows the status only after reaping the
@@ -268,14 +266,14 @@ Result<PaneWait> TmuxSession::wait_until(const std::function<bool(const std::str
     const auto until = Clock::now() + timeout;
     for (;;) {
         auto screen = capture();
-        if (!screen) return tl::unexpected(screen.error());
+        SONATA_TRY(screen);
         if (matches(*screen)) return PaneWait{true, std::move(*screen)};
         if (Clock::now() >= until) return PaneWait{false, std::move(*screen)};
         auto state = status();
-        if (!state) return tl::unexpected(state.error());
+        SONATA_TRY(state);
         if (state->exited) { // the screen cannot change any more: one last look
             auto last = capture();
-            if (!last) return tl::unexpected(last.error());
+            SONATA_TRY(last);
             const bool matched = matches(*last);
             return PaneWait{matched, std::move(*last)};
         }

@@ -29,13 +29,13 @@ Receipt receipt_of(const adapters::Planned& planned) {
 Result<std::string> run_dir_of(const std::string& id, const std::string& cwd,
                                const Environment& env) {
     auto root = runs_root(cwd, env);
-    if (!root) return tl::unexpected(root.error());
+    SONATA_TRY(root);
     return run_dir(*root, id);
 }
 
 Result<std::string> newest_run_dir(const std::string& cwd, const Environment& env) {
     auto root = runs_root(cwd, env);
-    if (!root) return tl::unexpected(root.error());
+    SONATA_TRY(root);
     const auto ids = list_runs(*root);
     if (ids.empty()) return fail(ExitCode::bad_data, "no runs under " + *root);
     return *root + "/" + ids.front();
@@ -43,9 +43,9 @@ Result<std::string> newest_run_dir(const std::string& cwd, const Environment& en
 
 Result<void> resume_run(adapters::DispatchRequest& request, const std::string& run_id) {
     auto dir = run_dir_of(run_id, request.cwd, request.env);
-    if (!dir) return tl::unexpected(dir.error());
+    SONATA_TRY(dir);
     auto old = run_status(*dir);
-    if (!old) return tl::unexpected(old.error());
+    SONATA_TRY(old);
     if (!is_final(old->state)) {
         return fail(ExitCode::usage, "run " + old->id + " is still " +
                                          std::string(to_string(old->state)) +
@@ -62,7 +62,7 @@ Result<void> resume_run(adapters::DispatchRequest& request, const std::string& r
                         "resumed: dispatch a new run");
     }
     auto mode = parse_mode(old->mode);
-    if (!mode) return tl::unexpected(mode.error());
+    SONATA_TRY(mode);
     request.harness = old->harness;
     request.role = old->role;
     request.resume = old->harness_session;
@@ -81,14 +81,14 @@ Result<RunLimits> run_limits(const std::string& harness, const Config& config,
     RunLimits limits{timeout.value_or(config.dispatch_timeout), config.dispatch_stall,
                      config.dispatch_log_cap};
     auto adapter = adapters::find_adapter(harness);
-    if (!adapter) return tl::unexpected(adapter.error());
+    SONATA_TRY(adapter);
     const auto* configured = config.harness(harness);
     limits.max_concurrent = configured && configured->max_concurrent
                                 ? *configured->max_concurrent
                                 : (*adapter)->default_max_concurrent();
     if (limits.max_concurrent > 0) {
         auto dir = machine_dir_checked(env);
-        if (!dir) return tl::unexpected(dir.error());
+        SONATA_TRY(dir);
         // Machine-wide, per harness id: opencode's runs share one database whatever the project.
         limits.slots_dir = *dir + "/slots/" + harness;
     }
@@ -100,7 +100,7 @@ Result<DispatchStarted> start_one(const adapters::DispatchRequest& request, cons
                                   const Config& config, std::optional<std::chrono::seconds> timeout,
                                   const std::vector<Attempt>& passed_over) {
     auto planned = adapters::plan_dispatch(request, config);
-    if (!planned) return tl::unexpected(planned.error());
+    SONATA_TRY(planned);
     DispatchStarted out{std::move(*planned), {}, {}, passed_over};
     if (!out.planned.decision.runs()) return out;
     // Refused before a run directory or a supervisor exists: a run could only fail.
@@ -110,9 +110,9 @@ Result<DispatchStarted> start_one(const adapters::DispatchRequest& request, cons
                         out.planned.not_installed + "); `sonata harnesses` lists what is");
     }
     auto root = runs_root(request.cwd, request.env);
-    if (!root) return tl::unexpected(root.error());
+    SONATA_TRY(root);
     auto self = this_executable();
-    if (!self) return tl::unexpected(self.error());
+    SONATA_TRY(self);
     auto receipt = receipt_of(out.planned);
     receipt.resumed_from = request.resumed_run;
     receipt.attempts = passed_over;
@@ -120,11 +120,11 @@ Result<DispatchStarted> start_one(const adapters::DispatchRequest& request, cons
     if (auto adapter = adapters::find_adapter(out.planned.decision.harness); adapter)
         receipt.budget_enforced = request.budget && (*adapter)->enforces_budget();
     auto limits = run_limits(out.planned.decision.harness, config, request.env, timeout);
-    if (!limits) return tl::unexpected(limits.error());
+    SONATA_TRY(limits);
     StartRequest start{out.planned.decision, receipt, task,  request.cwd,
                        request.env,          *root,   *self, *limits};
     auto dir = start_run(start);
-    if (!dir) return tl::unexpected(dir.error());
+    SONATA_TRY(dir);
     out.run_dir = *dir;
     out.id = dir->substr(dir->rfind('/') + 1);
     return out;

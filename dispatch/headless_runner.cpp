@@ -36,7 +36,7 @@ Result<HarnessEnd> run_headless(const RunPlan& plan, const std::string& prompt,
         if (log.write(chunk)) shared.update([](Receipt& r) { r.log_capped = true; });
     };
     auto result = runner.run(request);
-    if (!result) return tl::unexpected(result.error());
+    SONATA_TRY(result);
     return HarnessEnd{std::move(*result), false, false};
 }
 

@@ -377,7 +377,7 @@ std::string utc_now() {
 
 Result<Receipt> load_receipt(const RunDirectory& dir) {
     auto text = dir.read("receipt.json", k_max_receipt_bytes);
-    if (!text) return tl::unexpected(text.error());
+    SONATA_TRY(text);
     auto receipt = parse_receipt(*text, dir.path() + "/receipt.json");
     if (receipt && receipt->id != dir.name()) {
         return fail(ExitCode::bad_data, dir.path() + "/receipt.json: names run '" +
@@ -389,7 +389,7 @@ Result<Receipt> load_receipt(const RunDirectory& dir) {
 
 Result<Receipt> load_receipt(const std::string& run_dir) {
     auto dir = RunDirectory::open(run_dir);
-    if (!dir) return tl::unexpected(dir.error());
+    SONATA_TRY(dir);
     return load_receipt(*dir);
 }
 
@@ -401,7 +401,7 @@ Result<void> save_receipt(const RunDirectory& dir, const Receipt& receipt) {
 
 Result<void> save_receipt(const std::string& run_dir, const Receipt& receipt) {
     auto dir = RunDirectory::open(run_dir);
-    if (!dir) return tl::unexpected(dir.error());
+    SONATA_TRY(dir);
     return save_receipt(*dir, receipt);
 }
 

@@ -75,7 +75,7 @@ Result<std::string> start_run(const StartRequest& request) {
     if (!dir) return dir;
     auto spawned = system_host().start_detached({request.sonata_path, "supervise", *dir},
                                                 request.env, *dir + "/supervisor.log");
-    if (!spawned) return tl::unexpected(spawned.error());
+    SONATA_TRY(spawned);
     return dir;
 }
 
@@ -83,16 +83,14 @@ Result<std::string> prepare_run(const StartRequest& request) {
     if (!request.decision.runs())
         return fail(ExitCode::refused, "internal error: start_run on a refusal");
     auto id = create_run_dir(request.runs_root);
-    if (!id) return tl::unexpected(id.error());
+    SONATA_TRY(id);
     auto dir = RunDirectory::open(request.runs_root + "/" + *id);
-    if (!dir) return tl::unexpected(dir.error());
+    SONATA_TRY(dir);
     const RunFiles files{dir->path()};
     StartRequest filled = request;
     filled.receipt.id = *id;
-    if (auto ok = dir->write("instructions.md", instructions(filled, files)); !ok)
-        return tl::unexpected(ok.error());
-    if (auto ok = dir->write("plan.json", plan_to_json(plan_of(filled))); !ok)
-        return tl::unexpected(ok.error());
+    SONATA_TRY(dir->write("instructions.md", instructions(filled, files)));
+    SONATA_TRY(dir->write("plan.json", plan_to_json(plan_of(filled))));
     Receipt& r = filled.receipt;
     const Invocation& inv = request.decision.invocation();
     r.argv = inv.argv;
@@ -104,19 +102,19 @@ Result<std::string> prepare_run(const StartRequest& request) {
     r.prompt_channel = std::string(to_string(inv.prompt));
     r.interactive = inv.interactive;
     r.state = RunState::starting;
-    if (auto ok = save_receipt(*dir, r); !ok) return tl::unexpected(ok.error());
+    SONATA_TRY(save_receipt(*dir, r));
     return files.dir;
 }
 
 Result<Receipt> run_status(const std::string& path) {
     auto dir = RunDirectory::open(path);
-    if (!dir) return tl::unexpected(dir.error());
+    SONATA_TRY(dir);
     return status_of(*dir);
 }
 
 Result<Receipt> wait_run(const std::string& path, std::chrono::milliseconds window) {
     auto dir = RunDirectory::open(path);
-    if (!dir) return tl::unexpected(dir.error());
+    SONATA_TRY(dir);
     const auto deadline = Clock::now() + window;
     // A watch on the directory wakes the wait when the supervisor renames a new receipt into place,
     // so that waiting costs no polling; the wait still looks at least every step (a supervisor that
@@ -151,7 +149,7 @@ Result<Receipt> wait_run(const std::string& path, std::chrono::milliseconds wind
 
 Result<Receipt> cancel_run(const std::string& path) {
     auto dir = RunDirectory::open(path);
-    if (!dir) return tl::unexpected(dir.error());
+    SONATA_TRY(dir);
     auto receipt = status_of(*dir);
     // A run is over when no supervisor holds it, whatever its receipt says (a harness can write
     // a final one while it runs).
@@ -173,7 +171,7 @@ Result<Receipt> cancel_run(const std::string& path) {
 
 Result<Receipt> approve_run(const std::string& path, bool yes, std::chrono::milliseconds window) {
     auto dir = RunDirectory::open(path);
-    if (!dir) return tl::unexpected(dir.error());
+    SONATA_TRY(dir);
     auto receipt = status_of(*dir);
     if (!receipt) return receipt;
     if (receipt->state != RunState::paused) {

@@ -47,7 +47,7 @@ Result<int> take_slot(const RunPlan& plan, SharedReceipt& shared, RunHost& host,
     if (slots <= 0 || dir.empty()) return -1;
     for (bool queued = false; !shared.cancel.load();) {
         auto slot = host.try_slot(dir, slots);
-        if (!slot) return tl::unexpected(slot.error());
+        SONATA_TRY(slot);
         if (*slot) {
             held = std::move(*slot);
             return held->index;
@@ -84,13 +84,13 @@ struct Orders {
 
 Result<Orders> read_orders(const RunDirectory& dir) {
     auto receipt = load_receipt(dir);
-    if (!receipt) return tl::unexpected(receipt.error());
+    SONATA_TRY(receipt);
     auto text = dir.read("plan.json", k_max_plan_bytes);
-    if (!text) return tl::unexpected(text.error());
+    SONATA_TRY(text);
     auto plan = parse_plan(*text, dir.path() + "/plan.json");
-    if (!plan) return tl::unexpected(plan.error());
+    SONATA_TRY(plan);
     auto prompt = dir.read("instructions.md", k_max_plan_bytes);
-    if (!prompt) return tl::unexpected(prompt.error());
+    SONATA_TRY(prompt);
     return Orders{std::move(*receipt), std::move(*plan), std::move(*prompt)};
 }
 

@@ -67,7 +67,7 @@ public:
             if (out.end != TuiEnd::approval) break;
             pause_at(out.card);
         }
-        if (auto ended = take_end(out); !ended) return tl::unexpected(ended.error());
+        SONATA_TRY(take_end(out));
         keep_screens();
         return m_end;
     }
@@ -212,12 +212,12 @@ private:
 
 Result<HarnessEnd> run_tui(const RunPlan& plan, SharedReceipt& shared, ProcessRunner& runner) {
     const auto adapter = adapters::find_adapter(shared.receipt.harness);
-    if (!adapter) return tl::unexpected(adapter.error());
+    SONATA_TRY(adapter);
     auto answers = ApprovalListener::listen(
         approval_socket_name(shared.receipt.id, static_cast<int>(::getpid())));
-    if (!answers) return tl::unexpected(answers.error());
+    SONATA_TRY(answers);
     auto session = start_session(plan, shared, runner);
-    if (!session) return tl::unexpected(session.error());
+    SONATA_TRY(session);
     TuiRun run(plan, shared, (*adapter)->screen_patterns(), **session, *answers);
     return run.run();
 }

@@ -249,7 +249,7 @@ Result<Invocation> plan_invocation(const CellJob& job, const CellSettings& setti
     request.host = adapters::detect_host();
     request.extra_args = job.extra_args;
     auto decision = adapters::decide(request);
-    if (!decision) return tl::unexpected(decision.error());
+    SONATA_TRY(decision);
     if (!decision->runs())
         return fail(ExitCode::refused,
                     "sonata refuses this mapping: " + decision->refusal().reason);
@@ -283,13 +283,13 @@ Result<void> run_once(Observation& o, const CellJob& job, const CellSettings& se
     server_options.refusals = job.adapter->refusal_texts();
     ModelServer server(script, job.adapter->tools(), scratch.workspace(), server_options);
     auto port = server.start();
-    if (!port) return tl::unexpected(port.error());
+    SONATA_TRY(port);
     adapters::EndpointSpec endpoint;
     endpoint.base_url = server.base_url();
     endpoint.home = scratch.home();
     endpoint.workspace = scratch.workspace();
     auto injected = job.adapter->inject_endpoint(o.invocation, endpoint);
-    if (!injected) return tl::unexpected(injected.error());
+    SONATA_TRY(injected);
     o.invocation = injected->invocation;
     if (auto ok = scratch.write_files(merged_over_planted(injected->files)); !ok) return ok;
     timing.server += duration_cast<microseconds>(Clock::now() - t0);

@@ -56,7 +56,7 @@ Result<std::vector<CellJob>> plan_cells(const ProbeTargetHarness& harness,
         request.host = adapters::detect_host();
         request.extra_args = harness.extra_args;
         auto decision = adapters::decide(request);
-        if (!decision) return tl::unexpected(decision.error());
+        SONATA_TRY(decision);
         if (!decision->runs()) continue;
         const Invocation& inv = decision->invocation();
         for (const auto& probe : all_probes()) {

@@ -61,4 +61,18 @@ json parse_arguments(std::string_view arguments_json) {
     return parsed.is_object() ? parsed : json::object();
 }
 
+HttpReply openai_error(unsigned status, std::string_view message) {
+    HttpReply reply;
+    reply.status = status;
+    const char* type = status == 429  ? "rate_limit_exceeded"
+                       : status < 500 ? "invalid_request_error"
+                                      : "server_error";
+    reply.body =
+        nlohmann::json{
+            {"error",
+             {{"message", message}, {"type", type}, {"param", nullptr}, {"code", nullptr}}}}
+            .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    return reply;
+}
+
 } // namespace sonata::probes::wire

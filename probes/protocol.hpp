@@ -83,6 +83,10 @@ std::unique_ptr<Protocol> make_gemini_protocol();
 
 // --- helpers shared by the protocols -----------------------------------------------------------
 
+/// The error reply of both OpenAI APIs (chat completions and responses): {"error": {message, type,
+/// param, code}}, typed rate_limit_exceeded (429), invalid_request_error (4xx) or server_error.
+HttpReply openai_error(unsigned status, std::string_view message);
+
 /// "event: NAME\ndata: JSON\n\n".
 std::string sse_event(std::string_view name, const nlohmann::json& data);
 /// "data: PAYLOAD\n\n".

@@ -220,16 +220,7 @@ public:
     }
 
     HttpReply error(unsigned status, std::string_view message) const override {
-        HttpReply reply;
-        reply.status = status;
-        const char* type = status == 429  ? "rate_limit_exceeded"
-                           : status < 500 ? "invalid_request_error"
-                                          : "server_error";
-        reply.body =
-            json{{"error",
-                  {{"message", message}, {"type", type}, {"param", nullptr}, {"code", nullptr}}}}
-                .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-        return reply;
+        return openai_error(status, message);
     }
 };
 

@@ -101,7 +101,7 @@ Result<Intent> parse_intent(const json& step, const std::string& where) {
     }
     auto allowed = shape->keys;
     allowed.insert(allowed.end(), {"intent", "args"});
-    if (auto ok = check_keys(step, allowed, where); !ok) return tl::unexpected(ok.error());
+    SONATA_TRY(check_keys(step, allowed, where));
     Intent intent;
     intent.kind = shape->kind;
     for (std::size_t i = 0; i < shape->keys.size(); ++i) {
@@ -111,7 +111,7 @@ Result<Intent> parse_intent(const json& step, const std::string& where) {
             continue;
         }
         auto value = string_field(step, key, where);
-        if (!value) return tl::unexpected(value.error());
+        SONATA_TRY(value);
         set_field(intent, key, std::move(*value));
     }
     if (step.contains("args")) {
@@ -127,9 +127,7 @@ Result<Track> parse_track(const json& object, const std::string& where, bool top
     if (!object.is_object()) return tl::unexpected(bad(where, "must be an object"));
     std::vector<std::string> allowed{"steps", "final"};
     if (top) allowed.insert(allowed.end(), {"subagents", "input_tokens", "watch"});
-    if (auto ok = check_keys(object, allowed, where.empty() ? "top level" : where); !ok) {
-        return tl::unexpected(ok.error());
-    }
+    SONATA_TRY(check_keys(object, allowed, where.empty() ? "top level" : where));
     const std::string prefix = where.empty() ? "" : where + ".";
     Track track;
     if (!object.contains("steps") || !object["steps"].is_array()) {
@@ -137,12 +135,12 @@ Result<Track> parse_track(const json& object, const std::string& where, bool top
     }
     for (std::size_t i = 0; i < object["steps"].size(); ++i) {
         auto intent = parse_intent(object["steps"][i], fmt::format("{}steps[{}]", prefix, i));
-        if (!intent) return tl::unexpected(intent.error());
+        SONATA_TRY(intent);
         track.steps.push_back(std::move(*intent));
     }
     if (object.contains("final")) {
         auto final_text = string_field(object, "final", where.empty() ? "top level" : where);
-        if (!final_text) return tl::unexpected(final_text.error());
+        SONATA_TRY(final_text);
         track.final_text = std::move(*final_text);
     }
     return track;
@@ -172,7 +170,7 @@ Result<void> check_markers(const Script& script) {
 
 Result<Script> parse_script_json(const json& root) {
     auto main = parse_track(root, "", true);
-    if (!main) return tl::unexpected(main.error());
+    SONATA_TRY(main);
     Script script;
     script.main = std::move(*main);
     if (root.contains("subagents")) {
@@ -181,7 +179,7 @@ Result<Script> parse_script_json(const json& root) {
         }
         for (const auto& [marker, sub] : root["subagents"].items()) {
             auto track = parse_track(sub, "subagents." + marker, false);
-            if (!track) return tl::unexpected(track.error());
+            SONATA_TRY(track);
             script.subagents.emplace(marker, std::move(*track));
         }
     }
@@ -200,7 +198,7 @@ Result<Script> parse_script_json(const json& root) {
             script.watch.push_back(watch[i].get<std::string>());
         }
     }
-    if (auto ok = check_markers(script); !ok) return tl::unexpected(ok.error());
+    SONATA_TRY(check_markers(script));
     return script;
 }
 
@@ -242,7 +240,7 @@ Result<Script> load_script(const std::string& path) {
         return fail(ExitCode::bad_data, "cannot read script file " + path);
     // Bounded, and only a regular file: a FIFO given as --script hung `sonata model-server`.
     const auto text = read_file_bounded(path, k_max_script_bytes);
-    if (!text) return tl::unexpected(text.error());
+    SONATA_TRY(text);
     auto script = parse_script(*text);
     if (!script) return fail(script.error().code, path + ": " + script.error().message);
     return script;

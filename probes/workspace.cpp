@@ -55,7 +55,7 @@ Result<void> git(ProcessRunner& runner, const std::string& dir, std::vector<std:
                    {"GIT_COMMITTER_DATE", "2000-01-01T00:00:00Z"}};
     request.timeout = std::chrono::seconds(20);
     auto result = runner.run(request);
-    if (!result) return tl::unexpected(result.error());
+    SONATA_TRY(result);
     if (result->exit_code != 0)
         return fail(ExitCode::failure, "git " + args.front() + " failed: " + result->err);
     return {};
@@ -104,7 +104,7 @@ Scratch::~Scratch() {
 Result<Scratch> Scratch::create(const std::string& base, const std::string& template_dir,
                                 ProcessRunner& runner) {
     auto root = make_temp_dir(base, "sonata-cell");
-    if (!root) return tl::unexpected(root.error());
+    SONATA_TRY(root);
     Scratch scratch(*root);
     std::error_code ec;
     for (const char* dir :
@@ -121,11 +121,9 @@ Result<Scratch> Scratch::create(const std::string& base, const std::string& temp
         return scratch;
     }
     for (const auto& [path, content] : canary_files()) {
-        if (auto ok = write_text(scratch.workspace() + "/" + path, content); !ok)
-            return tl::unexpected(ok.error());
+        SONATA_TRY(write_text(scratch.workspace() + "/" + path, content));
     }
-    if (auto ok = git(runner, scratch.workspace(), {"init", "-q"}); !ok)
-        return tl::unexpected(ok.error());
+    SONATA_TRY(git(runner, scratch.workspace(), {"init", "-q"}));
     return scratch;
 }
 
@@ -161,14 +159,13 @@ Result<void> Scratch::write_files(const std::vector<adapters::FileToWrite>& file
 
 Result<std::string> make_workspace_template(const std::string& base, ProcessRunner& runner) {
     auto dir = make_temp_dir(base, "sonata-template");
-    if (!dir) return tl::unexpected(dir.error());
+    SONATA_TRY(dir);
     for (const auto& [path, content] : canary_files()) {
-        if (auto ok = write_text(*dir + "/" + path, content); !ok)
-            return tl::unexpected(ok.error());
+        SONATA_TRY(write_text(*dir + "/" + path, content));
     }
     for (const auto& args : std::vector<std::vector<std::string>>{
              {"init", "-q"}, {"add", "-A"}, {"commit", "-q", "-m", "probe workspace"}}) {
-        if (auto ok = git(runner, *dir, args); !ok) return tl::unexpected(ok.error());
+        SONATA_TRY(git(runner, *dir, args));
     }
     return *dir;
 }

@@ -33,7 +33,7 @@ Result<std::vector<SourcedMatrix>> load_matrices(const std::vector<std::string>&
             return fail(ExitCode::bad_data, path + ": no such matrix file");
         }
         auto matrix = load_matrix(path);
-        if (!matrix) return tl::unexpected(matrix.error());
+        SONATA_TRY(matrix);
         loaded.push_back({path, std::move(*matrix)});
     }
     return loaded;

@@ -91,7 +91,7 @@ Result<Outcome> GeminiFamily::map(const PlanInput& in) const {
                             " instead of " + names[3]);
     }
     auto tier = narrow(in.options, names, granted, in.mode, id());
-    if (!tier) return tl::unexpected(tier.error());
+    SONATA_TRY(tier);
     if (*tier != granted) {
         inv.notes.push_back("approval_mode=" + names[rank(*tier)] + ": narrower than " +
                             names[rank(granted)]);

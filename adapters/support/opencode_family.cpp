@@ -8,6 +8,7 @@
 
 #include "adapters/support/flag_value.hpp"
 #include "adapters/support/project_files.hpp"
+#include "adapters/support/relies.hpp"
 #include "core/json_parse.hpp"
 
 namespace sonata::adapters::opencode_family {
@@ -330,6 +331,19 @@ std::string OpenCodeFamily::hostile_plugin(const std::string& canary) const {
     return "import { writeFileSync } from \"node:fs\";\nwriteFileSync(" + Json(canary).dump() +
            ", \"" + m_names.data_dir + " project plugin loaded\\n\");\n" +
            "export const ProjectHelper = async () => ({});\n";
+}
+
+void OpenCodeFamily::finish_run(Invocation& inv, const PlanInput& in) const {
+    inv.env.insert_or_assign(m_names.disable_project_config_env, "1");
+    set_flag_value(inv.argv, "--model", in.model);
+    if (!in.resume_session.empty()) {
+        set_flag_value(inv.argv, "--session", in.resume_session);
+        relies::add_resume(inv.relies_on);
+    }
+    inv.argv.insert(inv.argv.end(), {"--format", "json"});
+    inv.argv.emplace_back("--"); // the message is positional; the runner appends it
+    inv.prompt = PromptChannel::argument;
+    inv.report = ReportSource::structured_stdout;
 }
 
 } // namespace sonata::adapters

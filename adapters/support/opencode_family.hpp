@@ -15,11 +15,12 @@ namespace sonata::adapters::opencode_family {
 
 /// The names one member of the family reads its settings under.
 struct Names {
-    std::string config_env;       ///< "OPENCODE_CONFIG_CONTENT" / "KILO_CONFIG_CONTENT".
-    std::string models_fetch_env; ///< Turns the model catalogue download off.
-    std::string autoupdate_env;   ///< Turns the update check off.
-    std::string data_dir;         ///< Under XDG_DATA_HOME: "opencode" / "kilo".
-    std::string config_file;      ///< The project config: "opencode.json" / "kilo.json".
+    std::string config_env;                 ///< "OPENCODE_CONFIG_CONTENT" / "KILO_CONFIG_CONTENT".
+    std::string models_fetch_env;           ///< Turns the model catalogue download off.
+    std::string autoupdate_env;             ///< Turns the update check off.
+    std::string data_dir;                   ///< Under XDG_DATA_HOME: "opencode" / "kilo".
+    std::string config_file;                ///< The project config: "opencode.json" / "kilo.json".
+    std::string disable_project_config_env; ///< Keeps the repository's config and plugins out.
 };
 
 /// The config of a primary agent `name` that denies every tool but `allowed`, and denies `denied`
@@ -88,6 +89,11 @@ protected:
                                       const std::vector<std::string>& agents);
     /// A project plugin whose code writes `canary` when the harness loads it.
     std::string hostile_plugin(const std::string& canary) const;
+    /// What every `run` mapping ends with: project config kept out (hostile-workspace: a
+    /// repository's config re-allowed tools and its plugins ran), the model, the resumed session,
+    /// JSON events (the session id, the final text, the tokens) and the message as the last
+    /// argument.
+    void finish_run(Invocation& inv, const PlanInput& in) const;
 
 private:
     opencode_family::Names m_names;

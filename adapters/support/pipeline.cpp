@@ -77,7 +77,7 @@ Result<ParentMode> session_mode(const std::string& id, const std::string& from,
         locate_config(setup.session_cwd.empty() ? setup.cwd : setup.session_cwd, setup.env);
     auto found = find_session(id, where.project_dir, where.machine_dir, config.session_max_age,
                               std::chrono::system_clock::now());
-    if (!found) return tl::unexpected(found.error());
+    SONATA_TRY(found);
     if (*found) return mode_from_file(**found, config);
     ParentMode choice;
     choice.session_id = id;
@@ -131,7 +131,7 @@ Result<ParentMode> choose_mode_unnested(const DispatchRequest& setup, const Conf
     std::optional<Mode> flag;
     if (!setup.mode.empty()) {
         auto mode = parse_mode(setup.mode);
-        if (!mode) return tl::unexpected(mode.error());
+        SONATA_TRY(mode);
         flag = *mode;
     }
     const auto [id, from] = session_to_look_up(setup);
@@ -194,7 +194,7 @@ Result<std::vector<GateCheck>> gate_decision(Decision& decision, const DispatchR
     std::string path = setup.matrix;
     if (path.empty()) {
         auto dir = machine_dir_checked(setup.env);
-        if (!dir) return tl::unexpected(dir.error());
+        SONATA_TRY(dir);
         path = default_matrix_path(*dir);
     }
     std::optional<Matrix> matrix;
@@ -207,7 +207,7 @@ Result<std::vector<GateCheck>> gate_decision(Decision& decision, const DispatchR
     }
     if (!setup.matrix.empty() || ::stat(path.c_str(), &st) == 0) {
         auto loaded = load_matrix(path);
-        if (!loaded) return tl::unexpected(loaded.error());
+        SONATA_TRY(loaded);
         matrix = std::move(*loaded);
     }
     if (setup.cwd.empty()) return apply_gate(decision, matrix ? &*matrix : nullptr, config.gate);
@@ -218,10 +218,79 @@ Result<std::vector<GateCheck>> gate_decision(Decision& decision, const DispatchR
 
 } // namespace
 
+namespace {
+
+/// What locating the harness found that the plan must say: warnings, and why it cannot run here
+/// ("" when it can).
+struct Located {
+    std::vector<std::string> warnings;
+    std::string not_installed;
+};
+
+/// Where the harness is and which version it is, into `request`: detected, or, with
+/// --harness-version, only located (its version command runs only when a Node.js need is unmet
+/// here, to say whether it runs anyway).
+Located locate_for_plan(const Adapter& adapter, const std::string& harness,
+                        const DispatchRequest& setup, const Config& config, PlanRequest& request) {
+    Located out;
+    auto runner = make_system_runner();
+    if (!setup.version.empty()) {
+        auto located = locate_harness(adapter, harness, config, setup.env);
+        provide_runtime(located, setup.env, *runner);
+        if (!located.cannot_run.empty()) read_version(located, adapter, config, setup.env, *runner);
+        request.executable = located.installed ? located.path : std::string{};
+        request.path_first = located.path_first;
+        request.version = setup.version;
+        if (!located.installed) out.not_installed = located.note;
+        if (!located.cannot_run.empty()) out.not_installed = located.cannot_run;
+        return out;
+    }
+    const auto status = detect_harness(adapter, harness, config, setup.env, *runner);
+    if (status.installed) request.executable = status.path;
+    request.path_first = status.path_first;
+    request.version = status.version;
+    if (!status.installed) {
+        out.not_installed = status.note;
+        out.warnings.push_back(harness + " is not installed here (" + status.note + ")");
+    } else if (!status.cannot_run.empty()) {
+        out.not_installed = status.cannot_run;
+        out.warnings.push_back(status.cannot_run);
+    } else if (status.version.empty()) {
+        out.warnings.push_back(harness + ": " + status.note);
+    }
+    return out;
+}
+
+/// The planner's request for `harness` in the role: the parent's mode, the task's options and
+/// model, the resumed session, the budget, the configured args and the machine's support dir.
+Result<PlanRequest> plan_request(const DispatchRequest& setup, const Config& config,
+                                 const std::string& harness, const Role& role, Mode parent) {
+    auto options = parse_task_options(setup.options);
+    SONATA_TRY(options);
+    auto dir = machine_dir_checked(setup.env);
+    SONATA_TRY(dir);
+    PlanRequest request;
+    request.harness_id = harness;
+    request.parent_mode = parent;
+    request.role = role;
+    request.model = !setup.model.empty() ? setup.model : role.model;
+    request.options = *options;
+    request.resume_session = setup.resume;
+    request.max_budget_usd = setup.budget;
+    request.budget_policy = config.budget;
+    request.host = detect_host();
+    request.support_dir = *dir + "/support";
+    request.write_support_files = true;
+    if (const auto* hc = config.harness(harness)) request.extra_args = hc->args;
+    return request;
+}
+
+} // namespace
+
 Result<Planned> plan_dispatch(const DispatchRequest& setup, const Config& config) {
-    if (auto ok = check_config_harnesses(config); !ok) return tl::unexpected(ok.error());
+    SONATA_TRY(check_config_harnesses(config));
     auto role = config.find_role(setup.role);
-    if (!role) return tl::unexpected(role.error());
+    SONATA_TRY(role);
     const std::string harness = !setup.harness.empty() ? setup.harness : role->harness;
     if (harness.empty()) {
         return fail(ExitCode::usage,
@@ -229,71 +298,26 @@ Result<Planned> plan_dispatch(const DispatchRequest& setup, const Config& config
                         "' in config");
     }
     auto adapter = find_adapter(harness);
-    if (!adapter) return tl::unexpected(adapter.error());
+    SONATA_TRY(adapter);
     auto mode = choose_mode(setup, config);
-    if (!mode) return tl::unexpected(mode.error());
-    auto options = parse_task_options(setup.options);
-    if (!options) return tl::unexpected(options.error());
-
-    PlanRequest request;
-    request.harness_id = harness;
-    request.parent_mode = mode->mode;
-    request.role = *role;
-    request.model = !setup.model.empty() ? setup.model : role->model;
-    request.options = *options;
-    request.resume_session = setup.resume;
-    request.max_budget_usd = setup.budget;
-    request.budget_policy = config.budget;
-    request.host = detect_host();
-    auto dir = machine_dir_checked(setup.env);
-    if (!dir) return tl::unexpected(dir.error());
-    request.support_dir = *dir + "/support";
-    request.write_support_files = true;
-    if (const auto* hc = config.harness(harness)) request.extra_args = hc->args;
-
-    std::vector<std::string> warnings;
-    std::string not_installed;
-    auto runner = make_system_runner();
-    if (!setup.version.empty()) {
-        auto located = locate_harness(**adapter, harness, config, setup.env);
-        provide_runtime(located, setup.env, *runner);
-        // A Node.js need unmet here: whether it runs anyway is for its version command to say.
-        if (!located.cannot_run.empty())
-            read_version(located, **adapter, config, setup.env, *runner);
-        request.executable = located.installed ? located.path : std::string{};
-        request.path_first = located.path_first;
-        request.version = setup.version;
-        if (!located.installed) not_installed = located.note;
-        if (!located.cannot_run.empty()) not_installed = located.cannot_run;
-    } else {
-        const auto status = detect_harness(**adapter, harness, config, setup.env, *runner);
-        if (status.installed) request.executable = status.path;
-        request.path_first = status.path_first;
-        request.version = status.version;
-        if (!status.installed) {
-            not_installed = status.note;
-            warnings.push_back(harness + " is not installed here (" + status.note + ")");
-        } else if (!status.cannot_run.empty()) {
-            not_installed = status.cannot_run;
-            warnings.push_back(status.cannot_run);
-        } else if (status.version.empty()) {
-            warnings.push_back(harness + ": " + status.note);
-        }
-    }
-    auto decision = decide(request);
+    SONATA_TRY(mode);
+    auto request = plan_request(setup, config, harness, *role, mode->mode);
+    SONATA_TRY(request);
+    const Located located = locate_for_plan(**adapter, harness, setup, config, *request);
+    auto decision = decide(*request);
     if (!decision && decision.error().code == ExitCode::config) {
         // The configured args are the only config decide() reads: name their file, line and key.
         return fail(ExitCode::config, config.where("harnesses." + harness + ".args") +
                                           "'harnesses." + harness +
                                           ".args': " + decision.error().message);
     }
-    if (!decision) return tl::unexpected(decision.error());
-    decision->warnings.insert(decision->warnings.begin(), warnings.begin(), warnings.end());
-    decision->warnings.insert(decision->warnings.begin(), mode->warnings.begin(),
-                              mode->warnings.end());
+    SONATA_TRY(decision);
+    auto& warnings = decision->warnings;
+    warnings.insert(warnings.begin(), located.warnings.begin(), located.warnings.end());
+    warnings.insert(warnings.begin(), mode->warnings.begin(), mode->warnings.end());
     auto gate = gate_decision(*decision, setup, config, **adapter);
-    if (!gate) return tl::unexpected(gate.error());
-    return Planned{*decision, *mode, *gate, not_installed};
+    SONATA_TRY(gate);
+    return Planned{*decision, *mode, *gate, located.not_installed};
 }
 
 } // namespace sonata::adapters

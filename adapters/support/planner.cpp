@@ -220,99 +220,109 @@ HostFacts detect_host() {
     return host;
 }
 
+namespace {
+
+/// The mapping's input: the request's harness, executable (else the adapter's first name),
+/// version, effective mode, role, model, options, session, budget, host and support dir (else the
+/// machine's).
+Result<PlanInput> plan_input(const PlanRequest& request, const Adapter& a, Mode effective) {
+    std::string support_dir = request.support_dir;
+    if (support_dir.empty()) {
+        auto dir = machine_dir_checked(current_environment());
+        SONATA_TRY(dir);
+        support_dir = *dir + "/support";
+    }
+    return PlanInput{request.harness_id,
+                     request.executable.empty() ? a.executable_names().front() : request.executable,
+                     request.version,
+                     effective,
+                     request.role.kind,
+                     request.model,
+                     request.options,
+                     request.resume_session,
+                     request.max_budget_usd,
+                     request.host,
+                     support_dir};
+}
+
+/// A version outside the range the mapping was measured on runs with a warning saying so.
+void warn_unmeasured_version(Decision& decision, const PlanRequest& request, const Adapter& a) {
+    const auto& range = a.spec().measured_versions;
+    if (!decision.runs() || request.version.empty() || range.lowest.empty() ||
+        version_within(request.version, range))
+        return;
+    decision.warnings.push_back(
+        request.harness_id + " " + request.version + " is outside the versions its mapping " +
+        "was measured on (" + range.lowest +
+        (range.highest == range.lowest ? "" : " to " + range.highest) +
+        "): only this machine's matrix cells for " + request.version +
+        " can vouch for it; run `sonata probe --harness " + request.harness_id + "`");
+}
+
+/// A budget the harness cannot enforce: refused under budget = "strict", else a warning.
+void gate_budget(Decision& decision, const PlanRequest& request, const Adapter& a) {
+    if (!decision.runs() || !request.max_budget_usd || a.enforces_budget()) return;
+    const std::string budget = fmt::format("--max-budget-usd {:.2f}", *request.max_budget_usd);
+    if (request.budget_policy == BudgetPolicy::strict) {
+        decision.outcome =
+            refuse(request.harness_id + " cannot enforce " + budget +
+                       " and config sets budget = \"strict\"",
+                   {"dispatch to a harness that enforces a budget itself (claude)",
+                    "drop --max-budget-usd", "set budget = \"warn\" to run without the limit"});
+        return;
+    }
+    decision.warnings.push_back(
+        request.harness_id + " cannot enforce " + budget +
+        ": the run goes ahead without a spending limit (budget = \"strict\" in config "
+        "refuses instead)");
+}
+
+/// The invocation as it runs: the configured args (before whatever the harness keeps last), the
+/// permission variables it inherits unset, checked once more against the forbidden flags, and
+/// its support files written.
+Result<void> finish_invocation(Invocation& invocation, const PlanRequest& request, const Adapter& a,
+                               Mode effective, const std::string& support_dir) {
+    SONATA_TRY(check_repeats(a, effective, invocation, request.extra_args));
+    const bool keep_last = contains(a.spec().last_args, invocation.argv.back());
+    invocation.argv.insert(invocation.argv.end() - (keep_last ? 1 : 0), request.extra_args.begin(),
+                           request.extra_args.end());
+    add_unset(invocation, "IS_SANDBOX");
+    invocation.path_first = request.path_first;
+    for (const auto& name : a.permission_env()) {
+        // A variable the mapping sets itself (opencode's injected agent) replaces the inherited
+        // value; unsetting it too would leave the child's environment ambiguous.
+        if (invocation.env.count(name) == 0) add_unset(invocation, name);
+    }
+    SONATA_TRY(check_forbidden(a, effective, invocation.argv, "mapping"));
+    if (request.write_support_files) SONATA_TRY(write_support_files(a.support_files(support_dir)));
+    return {};
+}
+
+} // namespace
+
 Result<Decision> decide(const PlanRequest& request) {
     auto adapter = find_adapter(request.harness_id);
-    if (!adapter) return tl::unexpected(adapter.error());
+    SONATA_TRY(adapter);
     const Adapter& a = **adapter;
-    if (auto keys = check_option_keys(request.options, a.accepted_options(), request.harness_id);
-        !keys) {
-        return tl::unexpected(keys.error());
-    }
-    if (auto values = check_values(request); !values) return tl::unexpected(values.error());
+    SONATA_TRY(check_option_keys(request.options, a.accepted_options(), request.harness_id));
+    SONATA_TRY(check_values(request));
     Decision decision;
     decision.harness = request.harness_id;
     decision.version = request.version;
     decision.parent_mode = request.parent_mode;
     decision.role = request.role;
     decision.effective_mode = effective_mode(request.parent_mode, request.role.kind);
-    if (auto extra = check_forbidden(a, decision.effective_mode, request.extra_args, "config");
-        !extra) {
-        return tl::unexpected(extra.error());
-    }
-
-    std::string support_dir = request.support_dir;
-    if (support_dir.empty()) {
-        auto dir = machine_dir_checked(current_environment());
-        if (!dir) return tl::unexpected(dir.error());
-        support_dir = *dir + "/support";
-    }
-    PlanInput input{request.harness_id,
-                    request.executable.empty() ? a.executable_names().front() : request.executable,
-                    request.version,
-                    decision.effective_mode,
-                    request.role.kind,
-                    request.model,
-                    request.options,
-                    request.resume_session,
-                    request.max_budget_usd,
-                    request.host,
-                    support_dir};
-    auto outcome = a.map(input);
-    if (!outcome) return tl::unexpected(outcome.error());
+    SONATA_TRY(check_forbidden(a, decision.effective_mode, request.extra_args, "config"));
+    auto input = plan_input(request, a, decision.effective_mode);
+    SONATA_TRY(input);
+    auto outcome = a.map(*input);
+    SONATA_TRY(outcome);
     decision.outcome = std::move(*outcome);
-
-    if (const auto& range = a.spec().measured_versions;
-        decision.runs() && !request.version.empty() && !range.lowest.empty() &&
-        !version_within(request.version, range)) {
-        decision.warnings.push_back(
-            request.harness_id + " " + request.version + " is outside the versions its mapping " +
-            "was measured on (" + range.lowest +
-            (range.highest == range.lowest ? "" : " to " + range.highest) +
-            "): only this machine's matrix cells for " + request.version +
-            " can vouch for it; run `sonata probe --harness " + request.harness_id + "`");
-    }
-    if (decision.runs() && request.max_budget_usd && !a.enforces_budget()) {
-        const std::string budget = fmt::format("--max-budget-usd {:.2f}", *request.max_budget_usd);
-        if (request.budget_policy == BudgetPolicy::strict) {
-            decision.outcome =
-                refuse(request.harness_id + " cannot enforce " + budget +
-                           " and config sets budget = \"strict\"",
-                       {"dispatch to a harness that enforces a budget itself (claude)",
-                        "drop --max-budget-usd", "set budget = \"warn\" to run without the limit"});
-        } else {
-            decision.warnings.push_back(
-                request.harness_id + " cannot enforce " + budget +
-                ": the run goes ahead without a spending limit (budget = \"strict\" in config "
-                "refuses instead)");
-        }
-    }
+    warn_unmeasured_version(decision, request, a);
+    gate_budget(decision, request, a);
     if (decision.runs()) {
-        auto& invocation = std::get<Invocation>(decision.outcome);
-        if (auto repeats =
-                check_repeats(a, decision.effective_mode, invocation, request.extra_args);
-            !repeats) {
-            return tl::unexpected(repeats.error());
-        }
-        // Configured arguments go before whatever the harness keeps last.
-        const bool keep_last = contains(a.spec().last_args, invocation.argv.back());
-        invocation.argv.insert(invocation.argv.end() - (keep_last ? 1 : 0),
-                               request.extra_args.begin(), request.extra_args.end());
-        add_unset(invocation, "IS_SANDBOX");
-        invocation.path_first = request.path_first;
-        for (const auto& name : a.permission_env()) {
-            // A variable the mapping sets itself (opencode's injected agent) replaces the inherited
-            // value; unsetting it too would leave the child's environment ambiguous.
-            if (invocation.env.count(name) == 0) add_unset(invocation, name);
-        }
-        if (auto guard = check_forbidden(a, decision.effective_mode, invocation.argv, "mapping");
-            !guard) {
-            return tl::unexpected(guard.error());
-        }
-        if (request.write_support_files) {
-            if (auto ok = write_support_files(a.support_files(input.support_dir)); !ok) {
-                return tl::unexpected(ok.error());
-            }
-        }
+        SONATA_TRY(finish_invocation(std::get<Invocation>(decision.outcome), request, a,
+                                     decision.effective_mode, input->support_dir));
     } else if (decision.refusal().alternatives.empty() || decision.refusal().reason.empty()) {
         return fail(ExitCode::failure, "internal error: a refusal for '" + request.harness_id +
                                            "' lacks a reason or an alternative");

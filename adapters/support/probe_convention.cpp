@@ -86,6 +86,12 @@ FileToWrite startup_hook(const std::string& path, const std::string& canary) {
                       sh_quote(canary) + "\n"};
 }
 
+void prompt_last(Invocation& inv) {
+    inv.argv.emplace_back("-p");
+    inv.prompt = PromptChannel::argument;
+    inv.report = ReportSource::stdout_text;
+}
+
 HarnessSpec spec(const std::string& id) {
     HarnessSpec spec;
     spec.id = id;

@@ -57,6 +57,10 @@ FileToWrite startup_hook(const std::string& path, const std::string& canary);
 /// convention: the fixture harnesses' tools and refusal texts, and no known wire protocol.
 HarnessSpec spec(const std::string& id);
 
+/// Ends a headless mapping: `-p` last, so the runner appends the message after it, and the
+/// report read from stdout.
+void prompt_last(Invocation& inv);
+
 } // namespace sonata::adapters::convention
 
 namespace sonata::adapters {

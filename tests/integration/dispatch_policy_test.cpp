@@ -9,8 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/fs.hpp"
-#include "tests/support/scratch_dir.hpp"
-#include "tests/support/sonata_run.hpp"
+#include "tests/support/dispatch_fixture.hpp"
 
 namespace sonata {
 namespace {
@@ -20,44 +19,22 @@ using testing::read_text;
 using testing::SonataRun;
 using testing::write_text;
 
-class DispatchPolicy : public ::testing::Test {
+class DispatchPolicy : public testing::DispatchFixture {
 protected:
-    testing::ScratchDir m_dir;
-    Environment m_env = testing::hermetic_env(m_dir);
-    std::string m_project = m_dir.make_dir("project");
     const std::string m_stand_in = SONATA_DISPATCH_HARNESS;
 
-    /// Every fixture-only harness is the stand-in; `extra` opens the machine config (top-level
-    /// keys must come before the first table), where harness paths live; .sonata/ marks the
-    /// project.
+    /// Every fixture-only harness is the stand-in; `extra` opens the machine config.
     void config(const std::string& extra = "") {
-        std::string toml;
-        for (const char* id : {"grok", "muse", "agy"})
-            toml += "[harnesses." + std::string(id) + "]\npath = \"" + m_stand_in + "\"\n";
-        write_machine_config(extra + toml);
-    }
-
-    void write_machine_config(const std::string& toml) {
-        std::filesystem::create_directories(m_project + "/.sonata");
-        write_text(m_env.at("XDG_CONFIG_HOME") + "/sonata/config.toml", toml);
-    }
-
-    SonataRun sonata(const std::vector<std::string>& args) {
-        return testing::run_sonata(args, m_env, m_project, std::nullopt,
-                                   {"/usr/bin/timeout", "120"});
+        use_stand_in({"grok", "muse", "agy"}, m_stand_in, extra);
     }
 
     SonataRun dispatch(const std::string& harness, const std::string& mode, const std::string& task,
-                       std::vector<std::string> extra = {}) {
-        std::vector<std::string> args{"dispatch", "--harness", harness,  "--role", "code",
-                                      "--mode",   mode,        "--task", task,     "--json"};
-        args.insert(args.end(), extra.begin(), extra.end());
-        return sonata(args);
+                       const std::vector<std::string>& extra = {}) {
+        return DispatchFixture::dispatch(harness, "code", mode, task, extra);
     }
 
-    static json receipt_of(const SonataRun& run) { return json::parse(run.out).at("receipt"); }
     std::string run_dir(const json& r) const {
-        return m_project + "/.sonata/runs/" + r.at("id").get<std::string>();
+        return DispatchFixture::run_dir(r.at("id").get<std::string>());
     }
 };
 

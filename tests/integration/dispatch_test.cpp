@@ -17,8 +17,7 @@
 #include "core/proc_stat.hpp"
 #include "core/process.hpp"
 #include "core/result.hpp"
-#include "tests/support/scratch_dir.hpp"
-#include "tests/support/sonata_run.hpp"
+#include "tests/support/dispatch_fixture.hpp"
 
 namespace sonata {
 namespace {
@@ -30,39 +29,20 @@ using testing::run_sonata;
 using testing::SonataRun;
 using testing::write_text;
 
-class Dispatch : public ::testing::Test {
+class Dispatch : public testing::DispatchFixture {
 protected:
-    testing::ScratchDir m_dir;
-    Environment m_env = testing::hermetic_env(m_dir);
-    std::string m_project = m_dir.make_dir("project");
-
     void SetUp() override { config(""); }
 
-    /// Harness paths live in the machine config (a project's may not name a program); the
-    /// project is marked by its .sonata/.
+    /// grok is the stand-in, and `extra` follows its table in the machine config.
     void config(const std::string& extra) {
-        fs::create_directories(m_project + "/.sonata");
-        write_text(m_env.at("XDG_CONFIG_HOME") + "/sonata/config.toml",
-                   "[harnesses.grok]\npath = \"" + std::string(SONATA_DISPATCH_HARNESS) + "\"\n" +
-                       extra);
-    }
-
-    SonataRun sonata(const std::vector<std::string>& args,
-                     const std::optional<std::string>& in = std::nullopt) {
-        return run_sonata(args, m_env, m_project, in, {"/usr/bin/timeout", "120"});
+        write_machine_config("[harnesses.grok]\npath = \"" + std::string(SONATA_DISPATCH_HARNESS) +
+                             "\"\n" + extra);
     }
 
     SonataRun dispatch(const std::string& task, const std::string& role = "code",
-                       std::vector<std::string> extra = {}) {
-        std::vector<std::string> args{"dispatch", "--harness",   "grok",   "--role", role,
-                                      "--mode",   "acceptEdits", "--task", task,     "--json"};
-        args.insert(args.end(), extra.begin(), extra.end());
-        return sonata(args);
+                       const std::vector<std::string>& extra = {}) {
+        return DispatchFixture::dispatch("grok", role, "acceptEdits", task, extra);
     }
-
-    static json receipt_of(const SonataRun& run) { return json::parse(run.out).at("receipt"); }
-
-    std::string run_dir(const std::string& id) const { return m_project + "/.sonata/runs/" + id; }
 
     /// The receipt's fields that depend on the scenario, as one value.
     static json outcome(const json& r) {
@@ -89,16 +69,6 @@ protected:
              ++i) {
             std::this_thread::sleep_for(std::chrono::milliseconds(50));
         }
-    }
-
-    void expect_nothing_left() {
-        std::vector<std::string> left;
-        for (int i = 0; i < 50; ++i) {
-            left = testing::processes_working_under(m_dir.path());
-            if (left.empty()) return;
-            std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        }
-        EXPECT_EQ(left, std::vector<std::string>{});
     }
 };
 

@@ -14,8 +14,7 @@
 
 #include "core/proc_stat.hpp"
 #include "core/tmux.hpp"
-#include "tests/support/scratch_dir.hpp"
-#include "tests/support/sonata_run.hpp"
+#include "tests/support/dispatch_fixture.hpp"
 
 namespace sonata {
 namespace {
@@ -27,69 +26,21 @@ using testing::run_sonata;
 using testing::SonataRun;
 using testing::write_text;
 
-class TuiDispatch : public ::testing::Test {
+class TuiDispatch : public testing::DispatchFixture {
 protected:
-    testing::ScratchDir m_dir;
-    Environment m_env = testing::hermetic_env(m_dir);
-    std::string m_project = m_dir.make_dir("project");
-
-    void SetUp() override { // harness paths live in the machine config; .sonata/ marks the project
-        std::filesystem::create_directories(m_project + "/.sonata");
-        write_text(m_env.at("XDG_CONFIG_HOME") + "/sonata/config.toml",
-                   "[harnesses.reasonix]\npath = \"" + std::string(SONATA_DISPATCH_HARNESS) +
-                       "\"\n");
-    }
-
-    SonataRun sonata(const std::vector<std::string>& args) {
-        return run_sonata(args, m_env, m_project, std::nullopt, {"/usr/bin/timeout", "120"});
-    }
+    void SetUp() override { use_stand_in({"reasonix"}, SONATA_DISPATCH_HARNESS); }
 
     SonataRun dispatch(const std::string& task) {
-        return sonata({"dispatch", "--harness", "reasonix", "--role", "code", "--mode", "default",
-                       "--task", task, "--json"});
+        return DispatchFixture::dispatch("reasonix", "code", "default", task);
     }
 
     std::string start(const std::string& task) {
-        const auto started = sonata({"run", "--harness", "reasonix", "--role", "code", "--mode",
-                                     "default", "--task", task});
-        EXPECT_EQ(started.exit_code, 0) << started.err;
-        return started.out.substr(0, started.out.find('\n'));
+        return DispatchFixture::start("reasonix", "default", task);
     }
 
-    json status(const std::string& id) { return json::parse(sonata({"status", id, "--json"}).out); }
-
-    std::string run_dir(const std::string& id) const { return m_project + "/.sonata/runs/" + id; }
-
-    static json receipt_of(const SonataRun& run) { return json::parse(run.out).at("receipt"); }
-
-    /// Waits until the run's receipt satisfies `ready` (at most 20 s).
-    json await(const std::string& id, const std::function<bool(const json&)>& ready) {
-        json r;
-        for (int i = 0; i < 200; ++i) {
-            r = status(id);
-            if (ready(r)) return r;
-            std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        }
-        ADD_FAILURE() << "the run never got there: " << r.dump(2);
-        return r;
-    }
-
-    /// Nothing the run started runs: no process under the scratch directory, and its private tmux
-    /// server (whose working directory is elsewhere) is gone.
+    /// Nothing the run started runs, its private tmux server included.
     void expect_nothing_left(const json& receipt) {
-        const int server = receipt.at("tmux_server_pid").get<int>();
-        EXPECT_NE(server, 0) << "a TUI run has its own tmux server";
-        std::vector<std::string> left;
-        bool server_alive = true;
-        for (int i = 0; i < 50; ++i) {
-            left = testing::processes_working_under(m_dir.path());
-            const auto fields = proc_stat_fields(server); // a zombie is dead
-            server_alive = server > 0 && fields && !fields->empty() && (*fields)[0] != "Z";
-            if (left.empty() && !server_alive) return;
-            std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        }
-        EXPECT_EQ(left, std::vector<std::string>{});
-        EXPECT_FALSE(server_alive) << "tmux server " << server << " is still running";
+        DispatchFixture::expect_nothing_left(receipt.at("tmux_server_pid").get<int>());
     }
 };
 

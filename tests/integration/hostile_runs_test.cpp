@@ -16,8 +16,7 @@
 #include <sys/wait.h>
 
 #include "core/proc_tree.hpp"
-#include "tests/support/scratch_dir.hpp"
-#include "tests/support/sonata_run.hpp"
+#include "tests/support/dispatch_fixture.hpp"
 
 namespace sonata {
 namespace {
@@ -54,40 +53,16 @@ private:
 
 bool running(int pid) { return pid > 0 && start_time_of(pid) != 0; }
 
-class HostileRuns : public ::testing::Test {
+class HostileRuns : public testing::DispatchFixture {
 protected:
-    testing::ScratchDir m_dir;
-    Environment m_env = testing::hermetic_env(m_dir);
-    std::string m_project = m_dir.make_dir("project");
-
     void SetUp() override { // the stand-in as grok (headless) and reasonix (default: a TUI)
-        fs::create_directories(m_project + "/.sonata");
-        const std::string path = "path = \"" + std::string(SONATA_DISPATCH_HARNESS) + "\"\n";
-        write_text(m_env.at("XDG_CONFIG_HOME") + "/sonata/config.toml",
-                   "[harnesses.grok]\n" + path + "[harnesses.reasonix]\n" + path);
+        use_stand_in({"grok", "reasonix"}, SONATA_DISPATCH_HARNESS);
         m_env["SONATA_TEST_BIN"] = SONATA_BIN;
     }
 
-    SonataRun sonata(const std::vector<std::string>& args) {
-        return run_sonata(args, m_env, m_project, std::nullopt, {"/usr/bin/timeout", "120"});
-    }
-
     SonataRun dispatch(const std::string& task) {
-        return sonata({"dispatch", "--harness", "grok", "--role", "code", "--mode", "acceptEdits",
-                       "--task", task, "--json"});
+        return DispatchFixture::dispatch("grok", "code", "acceptEdits", task);
     }
-
-    std::string start(const std::string& harness, const std::string& mode,
-                      const std::string& task) {
-        const auto started =
-            sonata({"run", "--harness", harness, "--role", "code", "--mode", mode, "--task", task});
-        EXPECT_EQ(started.exit_code, 0) << started.err;
-        return started.out.substr(0, started.out.find('\n'));
-    }
-
-    std::string run_dir(const std::string& id) const { return m_project + "/.sonata/runs/" + id; }
-
-    json status(const std::string& id) { return json::parse(sonata({"status", id, "--json"}).out); }
 
     /// Waits until `ready` holds (at most 20 s).
     static void await(const std::function<bool()>& ready, const std::string& what) {

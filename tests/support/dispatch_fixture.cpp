@@ -1,0 +1,88 @@
+#include "tests/support/dispatch_fixture.hpp"
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "core/proc_stat.hpp"
+
+namespace sonata::testing {
+
+void DispatchFixture::use_stand_in(const std::vector<std::string>& harnesses,
+                                   const std::string& program, const std::string& extra) {
+    std::string toml = extra;
+    for (const auto& id : harnesses)
+        toml += "[harnesses." + id + "]\npath = \"" + program + "\"\n";
+    write_machine_config(toml);
+}
+
+void DispatchFixture::write_machine_config(const std::string& toml) {
+    std::filesystem::create_directories(m_project + "/.sonata");
+    write_text(m_env.at("XDG_CONFIG_HOME") + "/sonata/config.toml", toml);
+}
+
+SonataRun DispatchFixture::sonata(const std::vector<std::string>& args,
+                                  const std::optional<std::string>& in) {
+    return run_sonata(args, m_env, m_project, in, {"/usr/bin/timeout", "120"});
+}
+
+SonataRun DispatchFixture::dispatch(const std::string& harness, const std::string& role,
+                                    const std::string& mode, const std::string& task,
+                                    const std::vector<std::string>& extra) {
+    std::vector<std::string> args{"dispatch", "--harness", harness,  "--role", role,
+                                  "--mode",   mode,        "--task", task,     "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return sonata(args);
+}
+
+std::string DispatchFixture::start(const std::string& harness, const std::string& mode,
+                                   const std::string& task) {
+    const auto started =
+        sonata({"run", "--harness", harness, "--role", "code", "--mode", mode, "--task", task});
+    EXPECT_EQ(started.exit_code, 0) << started.err;
+    return started.out.substr(0, started.out.find('\n'));
+}
+
+nlohmann::json DispatchFixture::receipt_of(const SonataRun& run) {
+    return json::parse(run.out).at("receipt");
+}
+
+nlohmann::json DispatchFixture::status(const std::string& id) {
+    return json::parse(sonata({"status", id, "--json"}).out);
+}
+
+nlohmann::json DispatchFixture::await(const std::string& id,
+                                      const std::function<bool(const json&)>& ready) {
+    json r;
+    for (int i = 0; i < 200; ++i) {
+        r = status(id);
+        if (ready(r)) return r;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ADD_FAILURE() << "the run never got there: " << r.dump(2);
+    return r;
+}
+
+std::string DispatchFixture::run_dir(const std::string& id) const {
+    return m_project + "/.sonata/runs/" + id;
+}
+
+void DispatchFixture::expect_nothing_left(std::optional<int> tmux_server) {
+    if (tmux_server) {
+        EXPECT_NE(*tmux_server, 0) << "a TUI run has its own tmux server";
+    }
+    const int server = tmux_server.value_or(0);
+    std::vector<std::string> left;
+    bool server_alive = false;
+    for (int i = 0; i < 50; ++i) {
+        left = processes_working_under(m_dir.path());
+        const auto fields = server > 0 ? proc_stat_fields(server) : std::nullopt;
+        server_alive = fields && !fields->empty() && (*fields)[0] != "Z"; // a zombie is dead
+        if (left.empty() && !server_alive) return;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    EXPECT_EQ(left, std::vector<std::string>{});
+    EXPECT_FALSE(server_alive) << "tmux server " << server << " is still running";
+}
+
+} // namespace sonata::testing
