@@ -19,6 +19,14 @@ namespace {
 
 constexpr const char* k_latest_protocol = "2025-11-25";
 constexpr std::array k_protocols = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
+/// The stateless era: no handshake, every request names its version and the client's capabilities.
+constexpr const char* k_modern_protocol = "2026-07-28";
+constexpr const char* k_meta_version = "io.modelcontextprotocol/protocolVersion";
+constexpr const char* k_meta_capabilities = "io.modelcontextprotocol/clientCapabilities";
+constexpr const char* k_meta_server = "io.modelcontextprotocol/serverInfo";
+/// How long a client may keep server/discover's and tools/list's answers: the tools never change
+/// while a server runs.
+constexpr long long k_cache_ms = 3600 * 1000;
 
 enum RpcError : int {
     parse_error = -32700,
@@ -26,7 +34,20 @@ enum RpcError : int {
     method_not_found = -32601,
     invalid_params = -32602,
     not_initialized = -32002,
+    unsupported_version = -32022,
 };
+
+/// Which protocol a request speaks: the handshake era (initialize, then requests), or the
+/// stateless one (each request's _meta names its version).
+enum class Era { legacy, modern };
+
+/// The protocol version a stateless request names in its _meta; "" when it names none.
+std::string modern_version(const json& params) {
+    const auto meta = params.find("_meta");
+    if (meta == params.end() || !meta->is_object()) return {};
+    const auto version = meta->find(k_meta_version);
+    return version != meta->end() && version->is_string() ? version->get<std::string>() : "";
+}
 
 std::string dump(const json& value) {
     return value.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -124,8 +145,12 @@ struct Connection::State {
 
     json tool_list() const;
     json initialize(const json& params);
-    void call_tool(const json& id, const json& params);
-    void start_worker(const json& id, const json& args, const json& token, const Tool& tool);
+    void call_tool(const json& id, const json& params, Era era);
+    void start_worker(const json& id, const json& args, const json& token, const Tool& tool,
+                      Era era);
+    json stamped(json result) const;
+    json discover() const;
+    void modern_request(const json& id, const std::string& method, const json& params);
     void join_answered();
     void notification(const std::string& method, const json& params);
     void request(const json& id, const std::string& method, const json& params);
@@ -155,7 +180,7 @@ json Connection::State::initialize(const json& params) {
             {"instructions", info.instructions}};
 }
 
-void Connection::State::call_tool(const json& id, const json& params) {
+void Connection::State::call_tool(const json& id, const json& params, Era era) {
     const std::string name = string_field(params, "name");
     const auto tool =
         std::find_if(tools.begin(), tools.end(), [&](const Tool& t) { return name == t.name; });
@@ -168,7 +193,7 @@ void Connection::State::call_tool(const json& id, const json& params) {
         emit(error_message(id, invalid_params, tool->name + ": " + bad));
         return;
     }
-    start_worker(id, args, progress_token(params), *tool);
+    start_worker(id, args, progress_token(params), *tool, era);
 }
 
 /// Joins the calls that have answered, so a long session does not keep their threads.
@@ -184,7 +209,7 @@ void Connection::State::join_answered() {
 }
 
 void Connection::State::start_worker(const json& id, const json& args, const json& token,
-                                     const Tool& tool) {
+                                     const Tool& tool, Era era) {
     auto stop = std::make_shared<Stop>(false);
     const std::string key = id.dump();
     std::lock_guard lock(workers_mutex);
@@ -192,7 +217,7 @@ void Connection::State::start_worker(const json& id, const json& args, const jso
     join_answered();
     in_flight[key] = stop;
     auto done = std::make_shared<std::atomic<bool>>(false);
-    std::thread thread([this, id, args, token, stop, done, key, run = tool.run] {
+    std::thread thread([this, id, args, token, stop, done, key, era, run = tool.run] {
         // A body's exception is the call's error, named as the server names itself.
         int step = 0;
         const Progress progress = [&](const std::string& message) {
@@ -213,9 +238,9 @@ void Connection::State::start_worker(const json& id, const json& args, const jso
             in_flight.erase(key);
         }
         // A cancelled request gets no answer; neither does one the closing client left.
-        if (!*stop)
-            emit(result_message(id, {{"content", {{{"type", "text"}, {"text", outcome.text}}}},
-                                     {"isError", outcome.is_error}}));
+        json result = {{"content", {{{"type", "text"}, {"text", outcome.text}}}},
+                       {"isError", outcome.is_error}};
+        if (!*stop) emit(result_message(id, era == Era::modern ? stamped(result) : result));
         *done = true;
     });
     workers.push_back({std::move(thread), done});
@@ -228,14 +253,64 @@ void Connection::State::notification(const std::string& method, const json& para
     if (const auto it = in_flight.find(key); it != in_flight.end()) *it->second = true;
 }
 
+/// A stateless result: final ("complete"), and naming the server.
+json Connection::State::stamped(json result) const {
+    result["resultType"] = "complete";
+    result["_meta"][k_meta_server] = {{"name", info.name}, {"version", info.version}};
+    return result;
+}
+
+json Connection::State::discover() const {
+    json capabilities = {{"tools", json::object()}};
+    json result = {{"supportedVersions", {k_modern_protocol}},
+                   {"capabilities", capabilities},
+                   {"ttlMs", k_cache_ms},
+                   {"cacheScope", "public"}};
+    if (!info.instructions.empty()) result["instructions"] = info.instructions;
+    return stamped(result);
+}
+
+/// A request of the stateless era: its _meta must name the version and the client's capabilities
+/// (whatever earlier requests said), and the version must be one this server speaks.
+void Connection::State::modern_request(const json& id, const std::string& method,
+                                       const json& params) {
+    const auto meta = params.find("_meta");
+    if (meta == params.end() || !meta->is_object() || !meta->contains(k_meta_version) ||
+        !(*meta)[k_meta_version].is_string() || !meta->contains(k_meta_capabilities) ||
+        !(*meta)[k_meta_capabilities].is_object()) {
+        return emit(error_message(id, invalid_params,
+                                  std::string("_meta must name ") + k_meta_version + " and " +
+                                      k_meta_capabilities));
+    }
+    const std::string version = (*meta)[k_meta_version];
+    if (version != k_modern_protocol) {
+        json error = error_message(id, unsupported_version,
+                                   "unsupported protocol version '" + version + "'");
+        error["error"]["data"] = {{"supported", {k_modern_protocol}}, {"requested", version}};
+        return emit(error);
+    }
+    if (method == "server/discover") return emit(result_message(id, discover()));
+    if (method == "ping") return emit(result_message(id, stamped(json::object())));
+    if (method == "tools/list") {
+        json list = tool_list();
+        list["ttlMs"] = k_cache_ms;
+        list["cacheScope"] = "public";
+        return emit(result_message(id, stamped(list)));
+    }
+    if (method == "tools/call") return call_tool(id, params, Era::modern);
+    emit(error_message(id, method_not_found, "method not found: " + method));
+}
+
 void Connection::State::request(const json& id, const std::string& method, const json& params) {
     if (method == "initialize") return emit(result_message(id, initialize(params)));
+    if (method == "server/discover" || !modern_version(params).empty())
+        return modern_request(id, method, params);
     if (method == "ping") return emit(result_message(id, json::object()));
     if (method != "tools/list" && method != "tools/call")
         return emit(error_message(id, method_not_found, "method not found: " + method));
     if (!initialized) return emit(error_message(id, not_initialized, "initialize first"));
     if (method == "tools/list") return emit(result_message(id, tool_list()));
-    call_tool(id, params);
+    call_tool(id, params, Era::legacy);
 }
 
 void Connection::State::handle(const json& message) {

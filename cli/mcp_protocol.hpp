@@ -1,8 +1,10 @@
 // An MCP server connection over JSON-RPC 2.0, one message per line: framing, the protocol versions
-// and their lifecycle, tool calls on worker threads (so pings and cancellations are answered
-// meanwhile), cancellation and progress. It knows nothing of what its tools do: a server hands it
-// a list of tools, each with its input schema and its body. Included by the MCP files only (it
-// brings nlohmann/json).
+// and their lifecycle (the handshake era, `initialize` then requests, up to 2025-11-25; and the
+// stateless 2026-07-28, `server/discover` and requests that each carry their version and the
+// client's capabilities in _meta), tool calls on worker threads (so pings and cancellations are
+// answered meanwhile), cancellation and progress. It knows nothing of what its tools do: a server
+// hands it a list of tools, each with its input schema and its body. Included by the MCP files only
+// (it brings nlohmann/json).
 #pragma once
 
 #include <atomic>

@@ -61,13 +61,71 @@ protected:
     mcp::Connection m_server;
 };
 
-TEST_F(McpServerTest, AnswersDiscoverWithMethodNotFoundThenInitializesWithTheOfferedVersion) {
-    auto out = exchange(R"({"jsonrpc":"2.0","id":"d","method":"server/discover","params":{}})");
-    ASSERT_EQ(out.size(), 1U);
-    EXPECT_EQ(out[0]["id"], "d");
-    EXPECT_EQ(out[0]["error"]["code"], -32601);
+/// A stateless (2026-07-28) request: `params` with the _meta every such request carries.
+json modern(const json& id, const std::string& method, json params = json::object(),
+            const std::string& version = "2026-07-28") {
+    params["_meta"] = {
+        {"io.modelcontextprotocol/protocolVersion", version},
+        {"io.modelcontextprotocol/clientCapabilities",
+         {{"roots", json::object()}, {"elicitation", {{"form", json::object()}}}}},
+        {"io.modelcontextprotocol/clientInfo", {{"name", "claude-code"}, {"version", "2.1.332"}}}};
+    return {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}};
+}
 
-    out = exchange(R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})");
+TEST_F(McpServerTest, DiscoverAnswersTheStatelessVersionWithWhatAClientMayCache) {
+    auto out = exchange(modern("d", "server/discover").dump());
+    ASSERT_EQ(out.size(), 1U);
+    const json& result = out[0]["result"];
+    EXPECT_EQ(out[0]["id"], "d");
+    EXPECT_EQ(result["resultType"], "complete");
+    EXPECT_EQ(result["supportedVersions"], json::array({"2026-07-28"}));
+    EXPECT_TRUE(result["capabilities"].contains("tools"));
+    EXPECT_EQ(result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "sonata");
+    EXPECT_GT(result["ttlMs"].get<long long>(), 0);
+    EXPECT_EQ(result["cacheScope"], "public");
+    EXPECT_FALSE(result["instructions"].get<std::string>().empty());
+}
+
+TEST_F(McpServerTest, AStatelessRequestStandsAloneAndNeedsItsOwnMeta) {
+    auto out = exchange(modern(1, "tools/list").dump());
+    ASSERT_EQ(out.size(), 1U) << "no initialize before a stateless request";
+    EXPECT_EQ(out[0]["result"]["resultType"], "complete");
+    EXPECT_EQ(out[0]["result"]["tools"].size(), 8U);
+    EXPECT_EQ(out[0]["result"]["cacheScope"], "public");
+
+    out = exchange(R"({"jsonrpc":"2.0","id":2,"method":"server/discover","params":{}})");
+    EXPECT_EQ(out.at(0)["error"]["code"], -32602) << "discover without its _meta";
+    json partial = modern(3, "tools/list");
+    partial["params"]["_meta"].erase("io.modelcontextprotocol/clientCapabilities");
+    out = exchange(partial.dump());
+    EXPECT_EQ(out.at(0)["error"]["code"], -32602) << "a version without the client's capabilities";
+
+    out = exchange(modern(4, "server/discover", json::object(), "2099-01-01").dump());
+    EXPECT_EQ(out.at(0)["error"]["code"], -32022);
+    EXPECT_EQ(out.at(0)["error"]["data"]["supported"], json::array({"2026-07-28"}));
+    EXPECT_EQ(out.at(0)["error"]["data"]["requested"], "2099-01-01");
+
+    out = exchange(R"({"jsonrpc":"2.0","id":5,"method":"tools/list"})");
+    EXPECT_EQ(out.at(0)["error"]["code"], -32002)
+        << "stateless requests initialize nothing: a handshake-era request still needs one";
+}
+
+TEST_F(McpServerTest, AStatelessToolCallIsAFinalResultNamingTheServer) {
+    m_server.handle(
+        modern(7, "tools/call", {{"name", "runs"}, {"arguments", json::object()}}).dump());
+    const json answer = answer_to(7);
+    ASSERT_TRUE(answer.contains("result")) << answer.dump();
+    EXPECT_EQ(answer["result"]["resultType"], "complete");
+    EXPECT_EQ(answer["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "sonata");
+    EXPECT_FALSE(answer["result"]["content"].empty());
+
+    m_server.handle(
+        modern(8, "tools/call", {{"name", "status"}, {"arguments", {{"id", 3}}}}).dump());
+    EXPECT_EQ(answer_to(8)["error"]["code"], -32602) << "arguments are checked as before";
+}
+
+TEST_F(McpServerTest, InitializesWithTheOfferedVersion) {
+    auto out = exchange(R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})");
     ASSERT_EQ(out.size(), 1U);
     EXPECT_EQ(out[0]["error"]["code"], -32002) << "a request before initialize";
 
