@@ -19,6 +19,7 @@
 #include "adapters/registry.hpp"
 #include "adapters/support/detect.hpp"
 #include "cli/app.hpp"
+#include "core/fs.hpp"
 #include "core/proc_stat.hpp"
 #include "core/text.hpp"
 #include "probes/prober.hpp"
@@ -361,10 +362,12 @@ Result<int> run_probe(const ProbeArgs& args, const Context& context) {
     auto runner = make_system_runner();
     auto template_dir = probes::make_workspace_template((*base)->dir(), *runner);
     SONATA_TRY(template_dir);
+    auto self = this_executable();
+    SONATA_TRY(self);
     const InterruptWatch interrupt;
     const probes::CellSettings settings{(*base)->dir(),
                                         *template_dir,
-                                        fs::read_symlink("/proc/self/exe").string(),
+                                        *self,
                                         context.env,
                                         args.timeout > 0 ? std::chrono::seconds(args.timeout)
                                                          : config->probe_timeout,

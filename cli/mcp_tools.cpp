@@ -190,6 +190,11 @@ ToolResult wait_and_tell(const std::string& run_dir, Seconds window, const Progr
     return tell(run_dir, *receipt, header);
 }
 
+/// The directory of the run the call's `id` names (checked: an empty or hostile id is an error).
+Result<std::string> named_run(const json& args, const Context& context) {
+    return dispatch::run_dir_of(text_arg(args, "id"), context.cwd, context.env);
+}
+
 Seconds window_of(const json& args, const Context& context) {
     if (const auto it = args.find("window_seconds"); it != args.end())
         return Seconds(it->get<long long>());
@@ -308,7 +313,7 @@ mcp::Tool wait_tool(const Context& context) {
             schema({{"id", id_prop()}, {"window_seconds", window_prop()}}, {"id"}),
             mcp::Access::reads,
             [context](const json& args, const Progress& progress, const Stop& stop) {
-                auto dir = dispatch::run_dir_of(text_arg(args, "id"), context.cwd, context.env);
+                auto dir = named_run(args, context);
                 if (!dir) return error_result(dir.error());
                 return wait_and_tell(*dir, window_of(args, context), progress, stop, "");
             }};
@@ -316,7 +321,7 @@ mcp::Tool wait_tool(const Context& context) {
 
 ToolResult run_approve(const json& args, const Context& context, const Progress& progress,
                        const Stop& stop) {
-    auto dir = dispatch::run_dir_of(text_arg(args, "id"), context.cwd, context.env);
+    auto dir = named_run(args, context);
     if (!dir) return error_result(dir.error());
     const std::string answer = text_arg(args, "answer");
     auto receipt = dispatch::approve_run(*dir, answer == "yes", k_approve_window);
@@ -345,8 +350,7 @@ mcp::Tool status_tool(const Context& context) {
             schema({{"id", id_prop()}}), mcp::Access::reads,
             [context](const json& args, const Progress&, const Stop&) {
                 // No id: the newest run. An id that is there is checked, the empty one included.
-                auto dir = args.contains("id") ? dispatch::run_dir_of(text_arg(args, "id"),
-                                                                      context.cwd, context.env)
+                auto dir = args.contains("id") ? named_run(args, context)
                                                : dispatch::newest_run_dir(context.cwd, context.env);
                 if (!dir) return error_result(dir.error());
                 auto receipt = dispatch::run_status(*dir);
@@ -358,7 +362,7 @@ mcp::Tool status_tool(const Context& context) {
 mcp::Tool cancel_tool(const Context& context) {
     return {"cancel", "Stop a run; what it did stays.", schema({{"id", id_prop()}}, {"id"}),
             mcp::Access::acts, [context](const json& args, const Progress&, const Stop&) {
-                auto dir = dispatch::run_dir_of(text_arg(args, "id"), context.cwd, context.env);
+                auto dir = named_run(args, context);
                 if (!dir) return error_result(dir.error());
                 auto receipt = dispatch::cancel_run(*dir);
                 if (!receipt) return error_result(receipt.error());
