@@ -16,7 +16,7 @@ namespace {
 
 /// Serves stdin and stdout until end of input.
 int serve_mcp(const Context& context) {
-    mcp::Connection connection(sonata_server_info(), sonata_tools(context),
+    mcp::Connection connection(sonata_server_info(context), sonata_tools(context),
                                [](const std::string& message) {
                                    std::cout << message << '\n' << std::flush;
                                });

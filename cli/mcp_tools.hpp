@@ -10,8 +10,9 @@
 
 namespace sonata::cli {
 
-/// sonata's name, version, instructions for the model, and the `_meta` each tool is listed with.
-mcp::ServerInfo sonata_server_info();
+/// sonata's name, version, instructions for the model, the `_meta` each tool is listed with, and
+/// its runs as tasks, for a server started in `context`.
+mcp::ServerInfo sonata_server_info(const Context& context);
 
 /// The tools, for a server started in `context` (the parent session's own directory).
 std::vector<mcp::Tool> sonata_tools(const Context& context);

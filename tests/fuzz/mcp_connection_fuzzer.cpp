@@ -2,6 +2,7 @@
 // it checks: each line of the input is one message from the client. Every message the server sends
 // is one JSON-RPC 2.0 object on one line, every answer has either a result or an error, a
 // notification is never answered, and nothing throws or outlives close().
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -34,6 +35,20 @@ std::vector<sonata::mcp::Tool> tools() {
              }}};
 }
 
+/// A store that knows no task: every tasks/ request reaches it and is turned down.
+class NoTasks : public sonata::mcp::TaskStore {
+public:
+    sonata::Result<sonata::mcp::TaskView> get(const std::string& id, const json&) override {
+        return sonata::fail(sonata::ExitCode::usage, "no task " + id);
+    }
+    sonata::Result<void> update(const std::string& id, const json&) override {
+        return sonata::fail(sonata::ExitCode::usage, "no task " + id);
+    }
+    sonata::Result<void> cancel(const std::string& id) override {
+        return sonata::fail(sonata::ExitCode::usage, "no task " + id);
+    }
+};
+
 /// Whether `message` is a notification: an object with a string method and no id.
 bool is_notification(const json& message) {
     return message.is_object() && !message.contains("id") && message.contains("method") &&
@@ -47,11 +62,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::vector<std::string> sent;
     std::size_t notifications = 0;
     {
-        sonata::mcp::Connection connection({"fuzz", "0", "", json::object()}, tools(),
-                                           [&](const std::string& message) {
-                                               std::lock_guard lock(mutex);
-                                               sent.push_back(message);
-                                           });
+        sonata::mcp::ServerInfo info{"fuzz", "0", "", json::object()};
+        info.tasks = std::make_shared<NoTasks>();
+        sonata::mcp::Connection connection(info, tools(), [&](const std::string& message) {
+            std::lock_guard lock(mutex);
+            sent.push_back(message);
+        });
         std::string_view rest = sonata::fuzz::as_text(data, size);
         while (!rest.empty()) {
             const auto end = rest.find('\n');

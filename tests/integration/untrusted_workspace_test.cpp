@@ -268,8 +268,10 @@ TEST_F(UntrustedWorkspace, AHarnessThatIsNotInstalledIsRefusedBeforeAnythingStar
         const json result = mcp_call(
             "dispatch", {{"harness", harness}, {"role", "code"}, {"task", "hello"}}, named);
         const std::string text = error.substr(0, error.size() - 1);
-        EXPECT_EQ(result,
-                  json({{"content", {{{"type", "text"}, {"text", text}}}}, {"isError", true}}));
+        EXPECT_EQ(result, json({{"content", {{{"type", "text"}, {"text", text}}}},
+                                {"isError", true},
+                                {"structuredContent",
+                                 {{"state", "error"}, {"next", "none"}, {"text", text}}}}));
     }
     EXPECT_EQ(tree(m_project), (std::set<std::string>{".sonata/", ".sonata/session-s2.json"}))
         << "no run directory";

@@ -18,8 +18,8 @@ using nlohmann::json;
 class McpServerTest : public ::testing::Test {
 protected:
     McpServerTest()
-        : m_server(sonata_server_info(),
-                   sonata_tools(Context{testing::hermetic_env(m_dir), m_dir.make_dir("work")}),
+        : m_context{testing::hermetic_env(m_dir), m_dir.make_dir("work")},
+          m_server(sonata_server_info(m_context), sonata_tools(m_context),
                    [this](const std::string& message) {
                        std::lock_guard lock(m_mutex);
                        m_sent.push_back(json::parse(message));
@@ -56,6 +56,7 @@ protected:
     }
 
     testing::ScratchDir m_dir;
+    Context m_context;
     std::mutex m_mutex;
     std::vector<json> m_sent;
     mcp::Connection m_server;

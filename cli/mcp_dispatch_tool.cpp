@@ -1,0 +1,165 @@
+// The dispatch tool (see mcp_dispatch_tool.hpp). A refusal names the alternatives; a started run
+// is told from its receipt, the same whether the call waited for it or a task reports it.
+#include "cli/mcp_dispatch_tool.hpp"
+
+#include <filesystem>
+#include <optional>
+
+#include "cli/mcp_run_results.hpp"
+#include "cli/mcp_tool_support.hpp"
+#include "core/decision_json.hpp"
+#include "core/fs.hpp"
+#include "dispatch/dispatcher.hpp"
+#include "dispatch/run.hpp"
+
+namespace sonata::cli {
+namespace {
+
+using mcp::json;
+using mcp::Progress;
+using mcp::Stop;
+using mcp::ToolResult;
+
+constexpr std::size_t k_max_task_bytes = 1U << 20U;
+/// Claude Code's key for what a server tells the model when it starts a task.
+constexpr const char* k_claude_task_meta = "com.anthropic/agent-task";
+
+/// The arguments' own consistency, before anything is read; empty when they make sense.
+std::string dispatch_arguments_error(const json& args) {
+    if (args.contains("task") == args.contains("task_file"))
+        return "give the task once: task or task_file";
+    const bool resuming = args.contains("resume");
+    if (!resuming && !args.contains("harness") && !args.contains("role"))
+        return "give a harness or a role (or resume, a finished run's id)";
+    if (resuming && args.contains("role")) return "resume continues the run's own role: drop role";
+    return {};
+}
+
+/// The task from `task`, or from `task_file` relative to the workspace.
+Result<std::string> task_of(const json& args, const std::string& cwd) {
+    std::string task = text_arg(args, "task");
+    if (!args.contains("task")) {
+        const auto path = std::filesystem::path(cwd) / text_arg(args, "task_file");
+        auto text = read_file_bounded(path.string(), k_max_task_bytes);
+        if (!text) return fail(ExitCode::usage, "task_file: " + text.error().message);
+        task = *text;
+    }
+    if (task.find_first_not_of(" \t\r\n") == std::string::npos)
+        return fail(ExitCode::usage, "the task is empty");
+    return task;
+}
+
+/// A dispatch the call asks for, checked and read.
+struct Asked {
+    adapters::DispatchRequest request;
+    std::string task;
+    Config config;
+};
+
+/// The dispatch a call asks for; the answer that turns it down when it cannot be made.
+tl::expected<Asked, ToolResult> asked_dispatch(const json& args, const Context& context) {
+    if (auto bad = dispatch_arguments_error(args); !bad.empty())
+        return tl::unexpected(untold(bad, "error"));
+    auto config = context.config();
+    if (!config) return tl::unexpected(untold(error_result(config.error()).text, "error"));
+    auto request = base_request(args, context);
+    if (auto bad = checked_dir(request.cwd, context.cwd); !bad.empty())
+        return tl::unexpected(untold(bad, "error"));
+    if (args.contains("resume")) {
+        if (auto ok = dispatch::resume_run(request, text_arg(args, "resume")); !ok)
+            return tl::unexpected(untold(error_result(ok.error()).text, "error"));
+    }
+    auto task = task_of(args, request.cwd);
+    if (!task) return tl::unexpected(untold(task.error().message, "error"));
+    return Asked{std::move(request), std::move(*task), std::move(*config)};
+}
+
+/// The answer to a dispatch the gate refused: the decision, what was passed over, the parent.
+ToolResult refusal(const dispatch::DispatchStarted& started) {
+    std::string tried;
+    for (const auto& a : started.passed_over)
+        tried += "passed over " + a.harness + ": " + a.why + "\n";
+    const auto& parent = started.planned.parent;
+    return untold(decision_to_text(started.planned.decision) + tried +
+                      parent_line(to_string(parent.mode), parent.source, parent.session_id) + "\n",
+                  "refused");
+}
+
+ToolResult run_dispatch(const json& args, const Context& context, const Progress& progress,
+                        const Stop& stop) {
+    auto asked = asked_dispatch(args, context);
+    if (!asked) return asked.error();
+    const auto window = window_of(args, context);
+    // A ranked role moves on past a run that ends failed with no report: wait for each run as
+    // the wait tool does, and stop waiting where the tool would return.
+    const dispatch::Settle settle =
+        [&](const std::string& dir) -> std::optional<dispatch::Receipt> {
+        auto r = watch(dir, window, progress, stop, [](const dispatch::Receipt& receipt) {
+            return receipt.harness + " " + std::string(to_string(receipt.state));
+        });
+        if (r && dispatch::is_final(r->state)) return *r;
+        return std::nullopt;
+    };
+    auto started =
+        dispatch::start_dispatch(asked->request, asked->task, asked->config, std::nullopt, settle);
+    if (!started) return untold(error_result(started.error()).text, "error");
+    if (!started->planned.decision.runs()) return refusal(*started);
+    progress("started run " + started->id);
+    return wait_and_tell(started->run_dir, window, progress, stop, "");
+}
+
+/// The dispatch as a task: the run starts and the call returns at once with its id. A ranked
+/// role's first harness that plans to run is the one (falling through would mean waiting).
+mcp::TaskStart start_dispatch_task(const json& args, const Context& context) {
+    auto asked = asked_dispatch(args, context);
+    if (!asked) return {"", asked.error()};
+    auto started =
+        dispatch::start_dispatch(asked->request, asked->task, asked->config, std::nullopt, {});
+    if (!started) return {"", untold(error_result(started.error()).text, "error")};
+    if (!started->planned.decision.runs()) return {"", refusal(*started)};
+    auto receipt = dispatch::run_status(started->run_dir);
+    const std::string note =
+        (receipt ? run_header(*receipt) : "run " + started->id + "\n") +
+        "The run's report comes back when it ends. The status and cancel tools take its id.";
+    return {started->id, {}, {{k_claude_task_meta, {{"modelImmediateResponse", note}}}}};
+}
+
+} // namespace
+
+mcp::Tool dispatch_tool(const Context& context) {
+    const json budget = {{"type", "number"},
+                         {"description", "A spending limit in dollars: enforced by the harness "
+                                         "where it can (claude), else the run goes ahead with a "
+                                         "warning (or is refused under budget = \"strict\")"}};
+    const json options = {{"type", "object"},
+                          {"additionalProperties", {{"type", "string"}}},
+                          {"description", "Per-task options (key: value); they may only narrow"}};
+    mcp::Tool tool{
+        "dispatch",
+        "Hand a task to another coding agent (a harness) and get its report. sonata runs it no "
+        "more permissive than this session's mode, or refuses and names the alternatives. As a "
+        "task, the report comes back when the run ends; otherwise the call returns when the run "
+        "is done, paused at an approval (answer with approve), stalled, or when window_seconds "
+        "pass (continue with wait, with the run id it names).",
+        schema({{"harness", harness_prop()},
+                {"role", role_prop()},
+                {"task", string_prop("The task, as text")},
+                {"task_file", string_prop("A file holding the task (relative to cwd)")},
+                {"model", string_prop("The model to ask the harness for")},
+                {"max_budget_usd", budget},
+                {"options", options},
+                {"cwd", string_prop("The workspace (default: this session's directory)")},
+                {"resume", string_prop("A finished run's id: continue its harness session "
+                                       "(its harness and role), never wider than that run")},
+                {"window_seconds", window_prop()}}),
+        mcp::Access::acts, [context](const json& args, const Progress& progress, const Stop& stop) {
+            return run_dispatch(args, context, progress, stop);
+        }};
+    tool.output_schema = run_output_schema();
+    tool.start_task = [context](const json& args, const Progress&, const Stop&) {
+        return start_dispatch_task(args, context);
+    };
+    return tool;
+}
+
+} // namespace sonata::cli
