@@ -83,13 +83,6 @@ Capture capture_for(const CellSettings& settings, const CellJob& job, const Scra
             std::string(job.probe->id()) + "-" + std::string(to_string(job.mode)), scratch.root()};
 }
 
-bool conversation_finished(const ModelServer& server) {
-    const auto requests = server.recording();
-    return std::any_of(requests.begin(), requests.end(), [](const RequestRecord& r) {
-        return r.kind == "turn" && r.track.empty() && !r.step && r.tool_calls.empty();
-    });
-}
-
 void run_headless(Observation& o, const CellSettings& settings, const Scratch& scratch,
                   const std::string& prompt, ProcessRunner& runner) {
     ProcessRequest request = dispatch::headless_request(
@@ -114,7 +107,7 @@ dispatch::TuiPolicy probe_policy(const ModelServer& server, const Probe& probe,
     dispatch::TuiPolicy policy;
     policy.on_approval = dispatch::OnApproval::decline;
     policy.stop_at_trust = probe.stop_at_trust_question();
-    policy.finished = [&server] { return conversation_finished(server); };
+    policy.finished = [&server] { return server.main_finished(); };
     policy.model_reached = [&server] { return !server.recording().empty(); };
     policy.on_screen = [&capture](const std::string& what, const std::string& screen) {
         capture.save(what, screen);
@@ -131,7 +124,7 @@ void watch_after_decline(TmuxSession& tui, const ModelServer& server, dispatch::
     constexpr auto k_quiet = std::chrono::seconds(2);
     auto requests = server.recording().size();
     auto since = Clock::now();
-    while (!conversation_finished(server)) {
+    while (!server.main_finished()) {
         if (Clock::now() >= deadline) {
             out.end = dispatch::TuiEnd::timed_out;
             return;

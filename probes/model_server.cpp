@@ -5,6 +5,7 @@
 // hostile: headers are bounded, every read has a deadline, and the accept loop outlives errors.
 #include "probes/model_server.hpp"
 
+#include <algorithm>
 #include <array>
 #include <thread>
 
@@ -305,6 +306,13 @@ std::vector<RequestRecord> ModelServer::recording() const { return m_impl->route
 
 std::vector<ToolResultRecord> ModelServer::tool_results() const {
     return m_impl->router.tool_results();
+}
+
+bool ModelServer::main_finished() const {
+    const auto requests = recording();
+    return std::any_of(requests.begin(), requests.end(), [](const RequestRecord& r) {
+        return r.kind == "turn" && r.track.empty() && !r.step && r.tool_calls.empty();
+    });
 }
 
 std::string recording_to_json(const std::vector<RequestRecord>& requests,

@@ -120,6 +120,9 @@ public:
     std::vector<RequestRecord> recording() const;
     /// Every distinct tool result seen (by track and call id), in first-seen order.
     std::vector<ToolResultRecord> tool_results() const;
+    /// Whether the main conversation is over: one of its turns was answered with the script's
+    /// final text (no step, no tool call).
+    bool main_finished() const;
 
 private:
     struct Impl;

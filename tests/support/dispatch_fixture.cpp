@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <thread>
 
-#include "core/proc_stat.hpp"
+#include "tests/support/nothing_left.hpp"
 
 namespace sonata::testing {
 
@@ -68,21 +68,7 @@ std::string DispatchFixture::run_dir(const std::string& id) const {
 }
 
 void DispatchFixture::expect_nothing_left(std::optional<int> tmux_server) {
-    if (tmux_server) {
-        EXPECT_NE(*tmux_server, 0) << "a TUI run has its own tmux server";
-    }
-    const int server = tmux_server.value_or(0);
-    std::vector<std::string> left;
-    bool server_alive = false;
-    for (int i = 0; i < 50; ++i) {
-        left = processes_working_under(m_dir.path());
-        const auto fields = server > 0 ? proc_stat_fields(server) : std::nullopt;
-        server_alive = fields && !fields->empty() && (*fields)[0] != "Z"; // a zombie is dead
-        if (left.empty() && !server_alive) return;
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    EXPECT_EQ(left, std::vector<std::string>{});
-    EXPECT_FALSE(server_alive) << "tmux server " << server << " is still running";
+    sonata::testing::expect_nothing_left(m_dir.path(), tmux_server);
 }
 
 } // namespace sonata::testing

@@ -1,0 +1,113 @@
+#include "tests/support/claude_tui.hpp"
+
+#include <chrono>
+#include <optional>
+#include <string_view>
+
+#include <gtest/gtest.h>
+
+#include "core/tmux.hpp"
+#include "dispatch/tui_driver.hpp"
+
+namespace sonata::testing {
+namespace {
+
+using std::chrono::seconds;
+
+/// Claude Code 2.1.332's screen: its footer shows the shortcut hint while the input box is empty
+/// and no turn runs, and the box's line starts with "❯" and a no-break space.
+adapters::ScreenPatterns claude_screen() {
+    adapters::ScreenPatterns patterns;
+    patterns.ready = {"? for shortcuts"};
+    patterns.input_marker = "❯\u00a0";
+    return patterns;
+}
+
+bool idle(const std::string& screen) {
+    return dispatch::screen_shows(screen, claude_screen().ready);
+}
+
+/// The screen once `matches` holds for it; nullopt, with a failure naming `what` and the last
+/// screen, when `bound` passes or the pane exits first.
+std::optional<std::string> await_screen(TmuxSession& session, std::string_view what, seconds bound,
+                                        const std::function<bool(const std::string&)>& matches) {
+    const auto wait = session.wait_until(matches, bound);
+    if (!wait) {
+        ADD_FAILURE() << what << ": " << wait.error().message;
+        return std::nullopt;
+    }
+    if (wait->matched) return wait->screen;
+    const auto status = session.status();
+    const bool exited = status && status->exited;
+    ADD_FAILURE() << "claude's TUI: " << what << " did not happen within " << bound.count() << " s"
+                  << (exited ? " (claude exited " + std::to_string(status->exit_code) + ")" : "")
+                  << "; the last screen:\n"
+                  << wait->screen;
+    return std::nullopt;
+}
+
+/// Types `text` and sends Enter once the input box shows it; false (a failure) when it did not.
+bool submit(TmuxSession& session, const std::string& text) {
+    const auto typed = session.type_text(text);
+    EXPECT_TRUE(typed) << typed.error().message;
+    const auto shown =
+        typed &&
+        await_screen(session, "the typed \"" + text + "\"", seconds(10), [&](const std::string& s) {
+            return dispatch::typed_text_waits(s, claude_screen(), text);
+        });
+    if (!shown) return false;
+    const auto sent = session.send_keys({"Enter"});
+    EXPECT_TRUE(sent) << sent.error().message;
+    return bool(sent);
+}
+
+/// From the started TUI to its exit; `out.out` gets the screen the finished turn left. False
+/// (with a failure) when a step did not happen in its time.
+bool drive(TmuxSession& session, const ClaudeTui& tui, SonataRun& out) {
+    // Start-up is over (the MCP servers connected) once the footer shows the idle hint.
+    if (!await_screen(session, "the input box", seconds(60), idle)) return false;
+    if (!submit(session, tui.prompt)) return false;
+    if (!await_screen(session, "the model's final answer", seconds(300),
+                      [&](const std::string&) { return tui.finished(); }))
+        return false;
+    const auto turn = await_screen(session, "the end of the turn", seconds(60), [&](const auto& s) {
+        return s.find(tui.final_text) != std::string::npos && idle(s);
+    });
+    if (!turn) return false;
+    out.out = *turn;
+    if (!submit(session, "/exit")) return false;
+    const auto status = session.wait_for_exit(seconds(30));
+    if (status && status->exited) {
+        out.exit_code = status->exit_code;
+        return true;
+    }
+    const auto screen = session.capture();
+    ADD_FAILURE() << "claude's TUI did not exit within 30 s of /exit"
+                  << (status ? "" : " (" + status.error().message + ")") << "; the last screen:\n"
+                  << (screen ? *screen : screen.error().message);
+    return false;
+}
+
+} // namespace
+
+bool run_claude_tui(const ClaudeTui& tui, SonataRun& out, int& tmux_server) {
+    auto runner = make_system_runner();
+    TmuxSpec spec;
+    spec.argv = tui.argv;
+    spec.env = tui.env;
+    spec.cwd = tui.cwd;
+    spec.socket_dir = tui.socket_dir;
+    auto session = TmuxSession::start(*runner, spec);
+    if (!session) {
+        ADD_FAILURE() << "tmux: " << session.error().message;
+        return false;
+    }
+    tmux_server = (*session)->server_pid();
+    const bool driven = drive(**session, tui, out);
+    // The TUI draws on the alternate screen: what stays in the pane after it is what claude printed
+    // on exit.
+    if (auto history = (*session)->capture_history()) out.out += *history;
+    return driven;
+}
+
+} // namespace sonata::testing
