@@ -17,6 +17,7 @@
 #include "adapters/support/pipeline.hpp"
 #include "cli/app.hpp"
 #include "cli/init_support.hpp"
+#include "cli/mcp_client_record.hpp"
 #include "core/config.hpp"
 #include "core/fs.hpp"
 #include "core/json_parse.hpp"
@@ -315,6 +316,28 @@ struct Doctor {
              "\"model_provider=…\"] in sonata.toml"});
     }
 
+    /// The MCP client `sonata mcp` last served here: its protocol, and whether it takes tasks.
+    void mcp_client() {
+        auto record = last_client(context);
+        if (!record) {
+            add({"mcp client", Status::warning, record.error().message, "remove the file"});
+            return;
+        }
+        if (!*record) {
+            add({"mcp client", Status::ok, "no client has called `sonata mcp` here yet"});
+            return;
+        }
+        const auto& r = **record;
+        const std::string who = (r.seen.client.empty() ? "a client" : r.seen.client) +
+                                " called `sonata mcp` here at " + r.at + " with MCP " +
+                                r.seen.protocol;
+        add({"mcp client", Status::ok,
+             r.seen.tasks ? who + " and tasks: a dispatch runs as a task and its report comes "
+                                  "back when the run ends"
+                          : who + " without tasks: a dispatch waits in the call (at most 100 s) "
+                                  "and the model goes on with wait and the run's id"});
+    }
+
     void host() {
         const auto path = context.env.find("PATH");
         if (search_path("tmux", path == context.env.end() ? "/usr/bin:/bin" : path->second)) {
@@ -361,6 +384,7 @@ Result<int> run_doctor(bool as_json, const Context& context) {
         const bool plugin = doctor.plugin_installed();
         doctor.hook(*config, plugin);
         doctor.mcp(plugin);
+        doctor.mcp_client();
         doctor.harnesses_and_matrix(*config);
     }
     doctor.host();

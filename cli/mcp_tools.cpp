@@ -7,6 +7,7 @@
 
 #include "adapters/registry.hpp"
 #include "adapters/support/detect.hpp"
+#include "cli/mcp_client_record.hpp"
 #include "cli/mcp_dispatch_tool.hpp"
 #include "cli/mcp_run_results.hpp"
 #include "cli/mcp_run_tasks.hpp"
@@ -214,7 +215,8 @@ mcp::ServerInfo sonata_server_info(const Context& context) {
             // k_inline_report_chars comes back inline.
             {{"anthropic/alwaysLoad", true},
              {"anthropic/maxResultSizeChars", k_inline_report_chars + 20000}},
-            std::make_shared<RunTasks>(context)};
+            std::make_shared<RunTasks>(context),
+            client_recorder(context)};
 }
 
 std::vector<mcp::Tool> sonata_tools(const Context& context) {

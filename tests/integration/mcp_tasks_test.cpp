@@ -227,5 +227,45 @@ TEST_F(McpTasks, AClientWithoutTasksWaitsAndAlwaysLearnsTheRunsId) {
     expect_nothing_left();
 }
 
+TEST_F(McpTasks, DoctorSaysWhichProtocolAndWhetherTasksTheLastClientTook) {
+    EXPECT_NE(sonata({"doctor"}).out.find("ok       mcp client: no client has called"),
+              std::string::npos);
+    {
+        McpSession server(m_env, m_project);
+        json call = modern(1, "tools/call", {{"name", "runs"}});
+        call["params"]["_meta"]["io.modelcontextprotocol/clientInfo"] = {{"name", "claude-code"},
+                                                                         {"version", "2.1.332"}};
+        ASSERT_TRUE(server.request(call).contains("result"));
+    }
+    std::string out = sonata({"doctor"}).out;
+    EXPECT_NE(out.find("mcp client: claude-code 2.1.332 called `sonata mcp` here at "),
+              std::string::npos)
+        << out;
+    EXPECT_NE(out.find("with MCP 2026-07-28 and tasks: a dispatch runs as a task"),
+              std::string::npos)
+        << out;
+    {
+        McpSession server(m_env, m_project);
+        server.send(
+            R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","clientInfo":{"name":"other","version":"1"}}})");
+        ASSERT_TRUE(server
+                        .request({{"jsonrpc", "2.0"},
+                                  {"id", 2},
+                                  {"method", "tools/call"},
+                                  {"params", {{"name", "runs"}}}})
+                        .contains("result"));
+    }
+    out = sonata({"doctor"}).out;
+    EXPECT_NE(out.find("other 1 called `sonata mcp` here at "), std::string::npos) << out;
+    EXPECT_NE(out.find("with MCP 2025-06-18 without tasks"), std::string::npos) << out;
+    // A record that is not one is said to be so, and doctor goes on.
+    testing::write_text(m_project + "/.sonata/mcp-client.json", R"({"protocol": 7})");
+    out = sonata({"doctor"}).out;
+    EXPECT_NE(out.find("warning  mcp client: " + m_project +
+                       "/.sonata/mcp-client.json: not a client record"),
+              std::string::npos)
+        << out;
+}
+
 } // namespace
 } // namespace sonata

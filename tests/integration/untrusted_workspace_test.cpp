@@ -273,7 +273,9 @@ TEST_F(UntrustedWorkspace, AHarnessThatIsNotInstalledIsRefusedBeforeAnythingStar
                                 {"structuredContent",
                                  {{"state", "error"}, {"next", "none"}, {"text", text}}}}));
     }
-    EXPECT_EQ(tree(m_project), (std::set<std::string>{".sonata/", ".sonata/session-s2.json"}))
+    // No run directory: only the session file and the server's record of its client.
+    EXPECT_EQ(tree(m_project), (std::set<std::string>{".sonata/", ".sonata/mcp-client.json",
+                                                      ".sonata/session-s2.json"}))
         << "no run directory";
     EXPECT_FALSE(fs::exists(m_env.at("XDG_STATE_HOME") + "/sonata/runs"));
 }

@@ -1,5 +1,6 @@
 #include "tests/support/claude_parent.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
@@ -51,23 +52,41 @@ void ClaudeParentFixture::run_parent(const json& script, const std::string& allo
     collect(out);
 }
 
+bool main_saw(const probes::ModelServer& server, const std::string& text) {
+    const auto requests = server.recording();
+    return std::any_of(requests.begin(), requests.end(), [&](const probes::RequestRecord& r) {
+        return r.track.empty() &&
+               std::find(r.watched.begin(), r.watched.end(), text) != r.watched.end();
+    });
+}
+
 void ClaudeParentFixture::run_parent_tui(const json& script, const std::string& allowed,
                                          ParentRun& out, Setup setup,
                                          const std::string& vocabulary) {
-    prepare(script, allowed, setup, vocabulary);
+    run_parent_tui(script, allowed, out, TuiParent{}, setup, vocabulary);
+}
+
+void ClaudeParentFixture::run_parent_tui(const json& script, const std::string& allowed,
+                                         ParentRun& out, const TuiParent& parent, Setup setup,
+                                         const std::string& vocabulary) {
+    prepare(script, allowed, setup, vocabulary, parent.mode);
     if (HasFatalFailure()) return;
     seed_tui_settings();
     ClaudeTui tui;
     tui.argv = {m_claude};
     tui.argv.insert(tui.argv.end(), m_claude_args.begin(), m_claude_args.end());
     tui.env = m_claude_env;
+    for (const auto& [key, value] : parent.env)
+        tui.env[key] = value;
     tui.env.erase("TERM"); // the pane's terminal is tmux's
     tui.cwd = m_scratch->workspace();
     tui.socket_dir = m_scratch->tmp();
     tui.prompt = k_prompt;
     tui.final_text = script.value("final", "done");
     const probes::ModelServer& server = *m_server;
-    tui.finished = [&server] { return server.main_finished(); };
+    tui.finished = [&server, &parent] {
+        return parent.finished ? parent.finished(server) : server.main_finished();
+    };
     int tmux_server = 0;
     const bool driven = run_claude_tui(tui, out.claude, tmux_server);
     collect(out);
@@ -76,10 +95,10 @@ void ClaudeParentFixture::run_parent_tui(const json& script, const std::string& 
 }
 
 void ClaudeParentFixture::prepare(const json& script, const std::string& allowed, Setup setup,
-                                  const std::string& vocabulary) {
+                                  const std::string& vocabulary, const std::string& mode) {
     start_world(script, vocabulary);
     if (HasFatalFailure()) return;
-    m_claude_args = {"--permission-mode", "default", "--allowedTools=" + allowed};
+    m_claude_args = {"--permission-mode", mode, "--allowedTools=" + allowed};
     install_sonata(setup);
 }
 

@@ -4,6 +4,7 @@
 // runs headless (`-p`) or in its TUI inside tmux (tests/support/claude_tui).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -26,6 +27,17 @@ enum class ParentSetup {
     global_init,  ///< `sonata init --scope global --yes`: the user's settings, every project.
     plugin,       ///< The plugin from this repository's marketplace, as its README installs it.
 };
+
+/// How a TUI parent runs, beyond the script.
+struct TuiParent {
+    std::string mode = "default"; ///< claude's --permission-mode.
+    Environment env = {};         ///< Added to claude's environment.
+    /// When the session is over; empty: once the main conversation got the script's final text.
+    std::function<bool(const probes::ModelServer&)> finished = {};
+};
+
+/// Whether a request of claude's own conversation held `text` (one of the script's "watch").
+bool main_saw(const probes::ModelServer& server, const std::string& text);
 
 /// What one parent run left: claude's result and the main conversation's tool results.
 struct ParentRun {
@@ -61,9 +73,13 @@ protected:
     void run_parent(const json& script, const std::string& allowed, ParentRun& out,
                     Setup setup = Setup::project_init, const std::string& vocabulary = "claude");
     /// The same, with claude's interactive TUI in tmux: the prompt is typed, and once the script's
-    /// final answer was served claude is told to /exit. Nothing it started is left running.
+    /// final answer was served (or `tui.finished` holds) claude is told to /exit. Nothing it
+    /// started is left running.
     void run_parent_tui(const json& script, const std::string& allowed, ParentRun& out,
                         Setup setup = Setup::project_init,
+                        const std::string& vocabulary = "claude");
+    void run_parent_tui(const json& script, const std::string& allowed, ParentRun& out,
+                        const TuiParent& tui, Setup setup = Setup::project_init,
                         const std::string& vocabulary = "claude");
 
     std::string m_path;
@@ -73,7 +89,7 @@ protected:
 private:
     /// The world, and sonata installed; m_claude_args hold the mode, `allowed` and the MCP flags.
     void prepare(const json& script, const std::string& allowed, Setup setup,
-                 const std::string& vocabulary);
+                 const std::string& vocabulary, const std::string& mode = "default");
     /// The scratch world, the started server, and every harness pointed at it.
     void start_world(const json& script, const std::string& vocabulary);
     /// Installs sonata as `setup` says; adds the MCP flags claude needs to m_claude_args.

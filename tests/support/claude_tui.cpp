@@ -15,16 +15,19 @@ namespace {
 using std::chrono::seconds;
 
 /// Claude Code 2.1.332's screen: its footer shows the shortcut hint while the input box is empty
-/// and no turn runs, and the box's line starts with "❯" and a no-break space.
+/// and no turn runs (in default mode; in the other modes the mode and how to cycle it), and the
+/// box's line starts with "❯" and a no-break space.
 adapters::ScreenPatterns claude_screen() {
     adapters::ScreenPatterns patterns;
-    patterns.ready = {"? for shortcuts"};
+    patterns.ready = {"? for shortcuts", "(shift+tab to cycle)"};
     patterns.input_marker = "❯\u00a0";
     return patterns;
 }
 
+/// The footer says the input box waits and no turn runs ("esc to interrupt" shows while one does).
 bool idle(const std::string& screen) {
-    return dispatch::screen_shows(screen, claude_screen().ready);
+    return dispatch::screen_shows(screen, claude_screen().ready) &&
+           screen.find("esc to interrupt") == std::string::npos;
 }
 
 /// The screen once `matches` holds for it; nullopt, with a failure naming `what` and the last
