@@ -84,6 +84,7 @@ void ClaudeParentFixture::run_parent_tui(const json& script, const std::string& 
     tui.prompt = k_prompt;
     tui.final_text = script.value("final", "done");
     const probes::ModelServer& server = *m_server;
+    tui.respond = parent.respond;
     tui.finished = [&server, &parent] {
         return parent.finished ? parent.finished(server) : server.main_finished();
     };

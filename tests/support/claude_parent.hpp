@@ -34,6 +34,8 @@ struct TuiParent {
     Environment env = {};         ///< Added to claude's environment.
     /// When the session is over; empty: once the main conversation got the script's final text.
     std::function<bool(const probes::ModelServer&)> finished = {};
+    /// The keys a user presses at a screen while the session goes on (ClaudeTui::respond).
+    std::function<std::vector<std::string>(const std::string& screen)> respond = {};
 };
 
 /// Whether a request of claude's own conversation held `text` (one of the script's "watch").

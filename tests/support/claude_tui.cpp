@@ -1,8 +1,10 @@
 #include "tests/support/claude_tui.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <string_view>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -64,15 +66,35 @@ bool submit(TmuxSession& session, const std::string& text) {
     return bool(sent);
 }
 
+/// Waits up to 300 s for `tui.finished`, pressing what `tui.respond` says at each screen that
+/// asks for it; false (a failure) when it did not finish.
+bool await_finish(TmuxSession& session, const ClaudeTui& tui) {
+    const auto deadline = std::chrono::steady_clock::now() + seconds(300);
+    std::vector<std::string> keys;
+    for (;;) {
+        const auto left =
+            std::chrono::duration_cast<seconds>(deadline - std::chrono::steady_clock::now());
+        const auto screen =
+            await_screen(session, "the model's final answer", std::max(left, seconds(1)),
+                         [&](const std::string& s) {
+                             keys = tui.respond ? tui.respond(s) : std::vector<std::string>{};
+                             return tui.finished() || !keys.empty();
+                         });
+        if (!screen) return false;
+        if (keys.empty()) return true;
+        const auto sent = session.send_keys(keys);
+        EXPECT_TRUE(sent) << sent.error().message;
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    }
+}
+
 /// From the started TUI to its exit; `out.out` gets the screen the finished turn left. False
 /// (with a failure) when a step did not happen in its time.
 bool drive(TmuxSession& session, const ClaudeTui& tui, SonataRun& out) {
     // Start-up is over (the MCP servers connected) once the footer shows the idle hint.
     if (!await_screen(session, "the input box", seconds(60), idle)) return false;
     if (!submit(session, tui.prompt)) return false;
-    if (!await_screen(session, "the model's final answer", seconds(300),
-                      [&](const std::string&) { return tui.finished(); }))
-        return false;
+    if (!await_finish(session, tui)) return false;
     const auto turn = await_screen(session, "the end of the turn", seconds(60), [&](const auto& s) {
         return s.find(tui.final_text) != std::string::npos && idle(s);
     });

@@ -22,6 +22,9 @@ struct ClaudeTui {
     std::string prompt;             ///< Typed into the input box, then Enter.
     std::string final_text;         ///< The model's last answer, shown once the turn is over.
     std::function<bool()> finished; ///< True once the model served its final answer.
+    /// While the session waits for `finished`: the keys a user presses at this screen (a form
+    /// to answer), or none. Empty: the user presses nothing.
+    std::function<std::vector<std::string>(const std::string& screen)> respond = {};
 };
 
 /// Runs `tui` from its start to its exit: `out` gets the pane's exit code and whole transcript,
