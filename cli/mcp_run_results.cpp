@@ -76,7 +76,13 @@ std::string run_header(const dispatch::Receipt& r) {
 mcp::ToolResult tell(const std::string& run_dir, const dispatch::Receipt& r,
                      const std::string& header) {
     std::string text = header + run_text(run_dir, r, k_inline_report_chars);
-    if (r.state == dispatch::RunState::paused) {
+    const bool failed = r.state == dispatch::RunState::failed ||
+                        r.state == dispatch::RunState::timed_out ||
+                        r.state == dispatch::RunState::lost;
+    if (failed) {
+        text += "\nRun " + r.id + " ended " + std::string(to_string(r.state)) +
+                (r.degraded_reason.empty() ? "" : ": " + r.degraded_reason) + "\n";
+    } else if (r.state == dispatch::RunState::paused) {
         text += "\nThe harness asks:\n" + r.prompt + "\nAnswer with the approve tool: {\"id\": \"" +
                 r.id + "\", \"answer\": \"yes\"} (or \"no\").\n";
     } else if (!dispatch::is_final(r.state)) {
@@ -85,9 +91,6 @@ mcp::ToolResult tell(const std::string& run_dir, const dispatch::Receipt& r,
     } else if (r.degraded) {
         text += "\nThe run is degraded: " + r.degraded_reason + "\n";
     }
-    const bool failed = r.state == dispatch::RunState::failed ||
-                        r.state == dispatch::RunState::timed_out ||
-                        r.state == dispatch::RunState::lost;
     return {text, failed, run_data(r, text)};
 }
 

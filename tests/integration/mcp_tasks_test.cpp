@@ -191,6 +191,22 @@ TEST_F(McpTasks, CancellingATaskCancelsItsRunAndLeavesNothing) {
     expect_nothing_left();
 }
 
+TEST_F(McpTasks, AFailedRunIsACompletedTaskWhoseResultIsAnError) {
+    const std::string id =
+        start_task({{"harness", "pi"}, {"role", "review"}, {"task", "scenario: fail"}});
+    ASSERT_FALSE(id.empty());
+    McpSession server(m_env, m_project);
+    const json task = poll(server, id, [](const json& t) { return !status_is(t, "working"); });
+    ASSERT_EQ(task["status"], "completed") << "failed is kept for protocol errors: " << task.dump();
+    EXPECT_EQ(task["result"]["isError"], true);
+    EXPECT_EQ(task["result"]["structuredContent"]["state"], "failed");
+    const std::string text = task["result"]["content"][0]["text"];
+    EXPECT_NE(text.find("run " + id + ": pi@1.0.0"), std::string::npos) << text;
+    EXPECT_NE(text.find("Run " + id + " ended failed: exited 3"), std::string::npos) << text;
+    server.close();
+    expect_nothing_left();
+}
+
 TEST_F(McpTasks, UnknownAndHostileTaskIdsAreInvalidParams) {
     McpSession server(m_env, m_project);
     int id = 1;
