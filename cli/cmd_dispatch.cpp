@@ -36,6 +36,7 @@ struct DispatchArgs {
     std::optional<long> timeout;
     std::optional<long> window;
     bool json = false;
+    bool worktree = false;
     bool wait = true; ///< false for `sonata run`
 };
 
@@ -77,6 +78,7 @@ Result<int> run_dispatch(const DispatchArgs& args, const Context& context) {
     request.cwd = args.cwd.empty() ? context.cwd : args.cwd;
     request.session_cwd = context.cwd; // never --cwd's: a workspace may hold planted session files
     request.env = context.env;
+    if (args.worktree) request.workspace = adapters::Workspace::worktree;
     if (!args.resume_run.empty()) {
         if (!args.role.empty())
             return fail(ExitCode::usage, "--resume continues the run's own role: drop --role");
@@ -151,6 +153,9 @@ void add_common(CLI::App* cmd, DispatchArgs& args) {
     cmd->add_option("--matrix", args.request.matrix,
                     "Capability matrix for the gate (default: this machine's)");
     cmd->add_flag("--json", args.json, "Print the receipt (and report) as JSON");
+    cmd->add_flag("--worktree", args.worktree,
+                  "Run in a git worktree of its own (.sonata/worktrees/ID, branch sonata/ID) "
+                  "from the workspace as it is; `sonata diff`, `apply` and `discard` take it on");
 }
 
 } // namespace

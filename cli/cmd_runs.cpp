@@ -1,6 +1,6 @@
-// The commands that act on runs by id: status, wait, log, cancel, runs, gc, and the hidden
-// supervise that is the supervisor itself. Runs are looked up where `dispatch` puts them for the
-// working directory (the project's .sonata/runs, else the state dir).
+// The commands that act on runs by id: status, wait, log, cancel, diff, apply, discard, runs,
+// gc, and the hidden supervise that is the supervisor itself. Runs are looked up where `dispatch`
+// puts them for the working directory (the project's .sonata/runs, else the state dir).
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -22,6 +22,7 @@
 #include "dispatch/dispatcher.hpp"
 #include "dispatch/run.hpp"
 #include "dispatch/run_dir.hpp"
+#include "dispatch/worktree_dispatch.hpp"
 
 namespace sonata::cli {
 namespace {
@@ -32,6 +33,7 @@ struct RunArgs {
     bool yes = false;
     bool no = false;
     bool follow = false;
+    bool stat = false;
     std::optional<long> timeout;
     std::optional<std::string> older_than;
 };
@@ -68,6 +70,42 @@ Result<int> run_cancel(const RunArgs& args, const Context& context) {
     auto receipt = dispatch::cancel_run(*dir);
     SONATA_TRY(receipt);
     std::cout << status_line(*receipt) << '\n';
+    return 0;
+}
+
+Result<int> run_diff(const RunArgs& args, const Context& context) {
+    auto dir = dispatch::run_dir_of(args.id.value_or(""), context.cwd, context.env);
+    SONATA_TRY(dir);
+    auto diff = dispatch::run_diff(*dir, args.stat, context.env);
+    SONATA_TRY(diff);
+    std::cout << *diff;
+    return 0;
+}
+
+Result<int> run_apply(const RunArgs& args, const Context& context) {
+    auto dir = dispatch::run_dir_of(args.id.value_or(""), context.cwd, context.env);
+    SONATA_TRY(dir);
+    auto applied = dispatch::apply_run(*dir, context.env);
+    SONATA_TRY(applied);
+    const std::string id = *args.id;
+    if (!applied->conflicts.empty()) {
+        std::cerr << "sonata: nothing applied: run " << id << "'s changes conflict with yours in "
+                  << join(applied->conflicts, ", ") << '\n';
+        return to_int(ExitCode::failure);
+    }
+    if (applied->files.empty()) {
+        std::cout << "run " << id << " changed nothing\n";
+        return 0;
+    }
+    std::cout << "applied run " << id << ": " << join(applied->files, ", ") << '\n';
+    return 0;
+}
+
+Result<int> run_discard(const RunArgs& args, const Context& context) {
+    auto dir = dispatch::run_dir_of(args.id.value_or(""), context.cwd, context.env);
+    SONATA_TRY(dir);
+    SONATA_TRY(dispatch::discard_run(*dir, context.env));
+    std::cout << "discarded run " << *args.id << "'s worktree and branch\n";
     return 0;
 }
 
@@ -209,6 +247,8 @@ Result<int> run_gc(const RunArgs& args, const Context& context) {
             ++kept;
             continue;
         }
+        // A worktree run's worktree and branch go with it.
+        SONATA_TRY(dispatch::discard_run(*root + "/" + id, context.env));
         std::error_code ec;
         std::filesystem::remove_all(*root + "/" + id, ec);
         if (ec)
@@ -260,6 +300,17 @@ void add_runs(CLI::App& app, Action& action) {
                     run_attach, std::make_shared<RunArgs>(), true);
     add_run_command(app, action, "cancel", "Stop a run: kill its harness, keep everything it wrote",
                     run_cancel, std::make_shared<RunArgs>(), true);
+    auto diff = std::make_shared<RunArgs>();
+    add_run_command(app, action, "diff", "A worktree run's changes (`--worktree`), as git diff",
+                    run_diff, diff, true)
+        ->add_flag("--stat", diff->stat, "Only the files and their changed lines");
+    add_run_command(app, action, "apply",
+                    "Merge a finished worktree run's changes into your working tree (three-way); "
+                    "on a conflict nothing changes",
+                    run_apply, std::make_shared<RunArgs>(), true);
+    add_run_command(app, action, "discard",
+                    "Remove a finished worktree run's worktree and its branch", run_discard,
+                    std::make_shared<RunArgs>(), true);
     auto runs = std::make_shared<RunArgs>();
     auto* r = app.add_subcommand("runs", "Every run here, newest first");
     r->add_flag("--json", runs->json, "Print the receipts");

@@ -163,7 +163,9 @@ struct Parser {
         const auto* role = value.as_table();
         if (role == nullptr)
             return fail(ExitCode::config, at(value) + "'" + path + "' must be a table");
-        if (auto r = unknown_keys(*role, {"kind", "harness", "harnesses", "model"}, path + "."); !r)
+        if (auto r = unknown_keys(*role, {"kind", "harness", "harnesses", "model", "worktree"},
+                                  path + ".");
+            !r)
             return r;
         Role parsed{name, RoleKind::read_only, {}, {}};
         if (auto r = role_kind(parsed, *role, value, path); !r) return r;
@@ -177,6 +179,13 @@ struct Parser {
         }
         if (const auto* ranked = role->get("harnesses")) {
             if (auto r = ranked_harnesses(parsed, *role, *ranked, path); !r) return r;
+        }
+        if (const auto* worktree = role->get("worktree")) {
+            const auto flag = worktree->value<bool>();
+            if (!worktree->is_boolean() || !flag)
+                return fail(ExitCode::config,
+                            at(*worktree) + "'" + path + ".worktree' must be true or false");
+            parsed.worktree = *flag;
         }
         config.lines[path] = static_cast<int>(value.source().begin.line);
         config.roles[name] = parsed;

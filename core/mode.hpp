@@ -54,6 +54,8 @@ struct Role {
     std::string model;   ///< Default model for the role; empty when none.
     /// `harnesses = [...]`: the ranked list dispatch falls back along (harness is its first).
     std::vector<std::string> ranked = {};
+    /// `worktree = true`: each run works in a git worktree of its own (`--worktree`).
+    bool worktree = false;
 };
 
 /// The built-in roles, in a stable order.

@@ -5,6 +5,7 @@
 #include "core/fs.hpp"
 #include "dispatch/run.hpp"
 #include "dispatch/run_dir.hpp"
+#include "dispatch/worktree_dispatch.hpp"
 
 namespace sonata::dispatch {
 namespace {
@@ -95,35 +96,62 @@ Result<RunLimits> run_limits(const std::string& harness, const Config& config,
     return limits;
 }
 
-/// One harness: plan and, when it runs, start.
-Result<DispatchStarted> start_one(const adapters::DispatchRequest& request, const std::string& task,
+/// The receipt and limits of a planned run, and its start.
+Result<std::string> start_planned(const DispatchStarted& out,
+                                  const adapters::DispatchRequest& request, const std::string& task,
                                   const Config& config, std::optional<std::chrono::seconds> timeout,
-                                  const std::vector<Attempt>& passed_over) {
-    auto planned = adapters::plan_dispatch(request, config);
-    SONATA_TRY(planned);
-    DispatchStarted out{std::move(*planned), {}, {}, passed_over};
-    if (!out.planned.decision.runs()) return out;
-    // Refused before a run directory or a supervisor exists: a run could only fail.
-    if (!out.planned.not_installed.empty()) {
-        return fail(ExitCode::not_installed,
-                    out.planned.decision.harness + " is not installed here (" +
-                        out.planned.not_installed + "); `sonata harnesses` lists what is");
-    }
-    auto root = runs_root(request.cwd, request.env);
-    SONATA_TRY(root);
+                                  const std::string& root, const ReservedWorktree* reserved) {
     auto self = this_executable();
     SONATA_TRY(self);
     auto receipt = receipt_of(out.planned);
     receipt.resumed_from = request.resumed_run;
-    receipt.attempts = passed_over;
+    receipt.attempts = out.passed_over;
     receipt.max_budget_usd = request.budget;
     if (auto adapter = adapters::find_adapter(out.planned.decision.harness); adapter)
         receipt.budget_enforced = request.budget && (*adapter)->enforces_budget();
+    if (reserved != nullptr) receipt.worktree = record_of(reserved->worktree);
     auto limits = run_limits(out.planned.decision.harness, config, request.env, timeout);
     SONATA_TRY(limits);
     StartRequest start{out.planned.decision, receipt, task,  request.cwd,
-                       request.env,          *root,   *self, *limits};
-    auto dir = start_run(start);
+                       request.env,          root,    *self, *limits};
+    if (reserved != nullptr) start.id = reserved->id;
+    return start_run(start);
+}
+
+/// One harness: plan and, when it runs, start. A worktree run gets its worktree first, and loses
+/// it again when it does not start.
+Result<DispatchStarted> start_one(adapters::DispatchRequest request, const std::string& task,
+                                  const Config& config, std::optional<std::chrono::seconds> timeout,
+                                  const std::vector<Attempt>& passed_over) {
+    auto root = runs_root(request.cwd, request.env);
+    SONATA_TRY(root);
+    std::optional<ReservedWorktree> reserved;
+    if (request.workspace == adapters::Workspace::worktree) {
+        auto made = reserve_worktree(request, *root);
+        SONATA_TRY(made);
+        reserved = std::move(*made);
+    }
+    const auto release = [&] {
+        if (reserved) release_worktree(*reserved, *root, request.env);
+    };
+    auto planned = adapters::plan_dispatch(request, config);
+    if (!planned) release();
+    SONATA_TRY(planned);
+    DispatchStarted out{std::move(*planned), {}, {}, passed_over};
+    if (!out.planned.decision.runs()) {
+        release();
+        return out;
+    }
+    // Refused before a run directory or a supervisor exists: a run could only fail.
+    if (!out.planned.not_installed.empty()) {
+        release();
+        return fail(ExitCode::not_installed,
+                    out.planned.decision.harness + " is not installed here (" +
+                        out.planned.not_installed + "); `sonata harnesses` lists what is");
+    }
+    auto dir =
+        start_planned(out, request, task, config, timeout, *root, reserved ? &*reserved : nullptr);
+    if (!dir) release();
     SONATA_TRY(dir);
     out.run_dir = *dir;
     out.id = dir->substr(dir->rfind('/') + 1);
@@ -140,10 +168,13 @@ bool falls_through(const Receipt& r) {
     return r.state == RunState::failed && r.report_source == ReportOrigin::none && !over_budget;
 }
 
-Result<DispatchStarted> start_dispatch(const adapters::DispatchRequest& request,
+Result<DispatchStarted> start_dispatch(const adapters::DispatchRequest& asked,
                                        const std::string& task, const Config& config,
                                        std::optional<std::chrono::seconds> timeout,
                                        const Settle& settle) {
+    adapters::DispatchRequest request = asked;
+    if (auto role = config.find_role(request.role); role && role->worktree)
+        request.workspace = adapters::Workspace::worktree;
     std::vector<std::string> ranked;
     if (request.harness.empty() && request.resume.empty()) {
         if (auto role = config.find_role(request.role); role && role->ranked.size() > 1)

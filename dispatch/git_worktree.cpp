@@ -15,9 +15,6 @@
 namespace sonata::dispatch {
 namespace {
 
-/// What sonata leaves out of a workspace's tree: its own directory (runs and worktrees).
-const std::vector<std::string> k_all_but_sonata = {"-A", "--", ".", ":(exclude).sonata"};
-
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 std::vector<std::string> lines_of(const std::string& text) {
@@ -93,9 +90,10 @@ Result<std::string> Git::tree_of(const std::string& dir, const std::string& pare
         }
     } remove{path};
     SONATA_TRY(run(dir, {"read-tree", parent}, own));
-    std::vector<std::string> add = {"add"};
-    add.insert(add.end(), k_all_but_sonata.begin(), k_all_but_sonata.end());
-    SONATA_TRY(run(dir, add, own));
+    SONATA_TRY(run(dir, {"add", "-A"}, own));
+    // sonata's own directory (runs, worktrees) stays out, ignored by the user or not.
+    SONATA_TRY(run(dir, {"rm", "-r", "--cached", "--quiet", "--ignore-unmatch", "--", ".sonata"},
+                   own));
     auto tree = run(dir, {"write-tree"}, own);
     SONATA_TRY(tree);
     return trimmed(*tree);

@@ -241,6 +241,18 @@ void how_it_went_to_json(const Receipt& r, json& j) {
     j["completion"] = to_string(r.completion);
     j["queue_slot"] = r.queue_slot;
     j["files_changed"] = r.files_changed;
+    if (r.worktree) {
+        const auto& w = *r.worktree;
+        j["worktree"] = {{"path", w.path},
+                         {"branch", w.branch},
+                         {"repo", w.repo},
+                         {"base_head", w.base_head},
+                         {"base_snapshot", w.base_snapshot},
+                         {"base_dirty", w.base_dirty},
+                         {"head", w.head}};
+    } else {
+        j["worktree"] = nullptr;
+    }
     j["note"] = r.note;
     j["supervisor_pid"] = r.supervisor_pid;
     j["supervisor_start"] = r.supervisor_start;
@@ -333,6 +345,14 @@ void read_added(const json& j, Receipt& r) {
     }
     if (j.contains("completion")) r.completion = named(j, "completion", parse_completion);
     take_added(j, "queue_slot", r.queue_slot);
+    if (j.contains("worktree") && !j.at("worktree").is_null()) {
+        const json& w = j.at("worktree");
+        r.worktree = WorktreeRecord{
+            field<std::string>(w, "path"),          field<std::string>(w, "branch"),
+            field<std::string>(w, "repo"),          field<std::string>(w, "base_head"),
+            field<std::string>(w, "base_snapshot"), field<bool>(w, "base_dirty"),
+            field<std::string>(w, "head")};
+    }
 }
 
 } // namespace

@@ -120,6 +120,19 @@ struct Retry {
     bool operator==(const Retry&) const = default;
 };
 
+/// A run in a git worktree of its own: where, on which branch, from which base.
+struct WorktreeRecord {
+    std::string path;          ///< REPO/.sonata/worktrees/<id>
+    std::string branch;        ///< sonata/<id>
+    std::string repo;          ///< The user's repository, where the changes apply.
+    std::string base_head;     ///< The commit HEAD named when the run started.
+    std::string base_snapshot; ///< HEAD plus the uncommitted state then (base_head when clean).
+    bool base_dirty = false;
+    std::string head = {}; ///< The worktree's HEAD when the run ended; empty before.
+
+    bool operator==(const WorktreeRecord&) const = default;
+};
+
 struct Receipt {
     static constexpr int k_schema = 1;
     int schema = k_schema;
@@ -163,7 +176,8 @@ struct Receipt {
     /// The adapter's completion check (opencode); failed degrades the run.
     Completion completion = {};
     int queue_slot = -1; ///< The `max_concurrent` slot the run held; -1: no limit.
-    std::vector<std::string> files_changed; ///< In the workspace, .sonata/ and .git/ excluded.
+    std::vector<std::string> files_changed;      ///< In the workspace, .sonata/ and .git/ excluded.
+    std::optional<WorktreeRecord> worktree = {}; ///< A run in a worktree of its own.
     std::string note; ///< A remark on the run (e.g. a write role that changed nothing).
     int supervisor_pid = 0;
     std::uint64_t supervisor_start =

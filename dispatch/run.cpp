@@ -82,7 +82,8 @@ Result<std::string> start_run(const StartRequest& request) {
 Result<std::string> prepare_run(const StartRequest& request) {
     if (!request.decision.runs())
         return fail(ExitCode::refused, "internal error: start_run on a refusal");
-    auto id = create_run_dir(request.runs_root);
+    auto id =
+        request.id.empty() ? create_run_dir(request.runs_root) : Result<std::string>(request.id);
     SONATA_TRY(id);
     auto dir = RunDirectory::open(request.runs_root + "/" + *id);
     SONATA_TRY(dir);
@@ -151,6 +152,14 @@ Result<Receipt> cancel_run(const std::string& path) {
     auto dir = RunDirectory::open(path);
     SONATA_TRY(dir);
     auto receipt = status_of(*dir);
+    // A run just started may not be held by its supervisor yet: wait until it is (or the start
+    // grace runs out and the run reads lost), so that the cancel is not lost.
+    const auto hold_deadline = Clock::now() + k_start_grace + std::chrono::seconds(1);
+    while (receipt && !is_final(receipt->state) && !dir->supervised() &&
+           Clock::now() < hold_deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        receipt = status_of(*dir);
+    }
     // A run is over when no supervisor holds it, whatever its receipt says (a harness can write
     // a final one while it runs).
     if (!receipt || !dir->supervised()) return receipt;

@@ -27,6 +27,7 @@ struct StartRequest {
     std::string runs_root;
     std::string sonata_path; ///< The sonata binary that becomes the supervisor.
     RunLimits limits;
+    std::string id = {}; ///< A run directory reserved under runs_root; empty: a new one.
 };
 
 /// Creates the run directory (instructions.md, plan.json, receipt.json) and starts the supervisor

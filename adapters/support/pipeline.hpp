@@ -16,6 +16,12 @@
 namespace sonata::adapters {
 
 /// What a caller asks for, as the command line (or an MCP call) gives it.
+/// Where a run works.
+enum class Workspace {
+    in_place, ///< The workspace itself.
+    worktree, ///< A git worktree of its own, from the workspace as it is (`--worktree`).
+};
+
 struct DispatchRequest {
     std::string harness; ///< Empty: the role's configured harness.
     std::string mode;    ///< Empty: from the session file, else default; else it may only narrow.
@@ -36,6 +42,8 @@ struct DispatchRequest {
     /// A workspace the caller names may hold session files the hook never wrote.
     std::string session_cwd = {};
     std::map<std::string, std::string> env; ///< sonata's environment.
+    /// Where the run works: in the workspace itself, or in a git worktree of its own.
+    Workspace workspace = Workspace::in_place;
 };
 
 /// The parent's mode and where it came from.

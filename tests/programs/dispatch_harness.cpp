@@ -27,6 +27,8 @@
 // then an assistant message that completed with "stop" and the final text, or, when TOKEN holds
 // "interrupted", one that never completed.
 //   hold TOKEN     prints when it began, sleeps 1.5 s, prints when it ended (ns) and the answer
+//   edit TOKEN     appends "edited TOKEN" to a.txt in its working directory, writes
+//                  TOKEN.txt there, and prints the final answer (a write run's change)
 // Hostile harnesses, which attack their own run directory (.sonata/runs/$SONATA_RUN_ID):
 //   forge TOKEN    rewrites its receipt as done in bypassPermissions with an old end time, writes
 //                  the `exit` sentinel and a report with a provenance line of its own, then
@@ -342,6 +344,10 @@ int main(int argc, char** argv) {
         std::ofstream(report_path(task)) << "report " << token << "\n";
         std::cout << "done\n";
     } else if (scenario == "final") {
+        std::cout << "final answer " << token << "\n";
+    } else if (scenario == "edit") {
+        std::ofstream("a.txt", std::ios::app) << "edited " << token << "\n";
+        std::ofstream(token + ".txt") << token << "\n";
         std::cout << "final answer " << token << "\n";
     } else if (scenario == "session") {
         for (int i = 1; i + 1 < argc; ++i)

@@ -1,0 +1,48 @@
+// `--worktree`: a run's own git worktree, made before the run is planned, so the plan and the gate
+// look at the files the harness will see. The run's id is reserved first (the worktree and its
+// branch are named after it); a refusal or a failure takes both away again.
+#pragma once
+
+#include <string>
+
+#include "adapters/support/pipeline.hpp"
+#include "dispatch/git_worktree.hpp"
+#include "dispatch/receipt.hpp"
+
+namespace sonata::dispatch {
+
+/// A worktree run made ready: its id (its run directory exists, empty) and its worktree.
+struct ReservedWorktree {
+    std::string id;
+    RunWorktree worktree;
+};
+
+/// Reserves a run id under `root` and adds its worktree from the workspace `request.cwd` lies in
+/// (HEAD plus the uncommitted changes); `request.cwd` moves to the same directory in the
+/// worktree, while the parent's session and the project's config are still looked up where the
+/// request came from.
+Result<ReservedWorktree> reserve_worktree(adapters::DispatchRequest& request,
+                                          const std::string& root);
+
+/// Undoes reserve_worktree: the worktree, its branch and the empty run directory go.
+void release_worktree(const ReservedWorktree& reserved, const std::string& root,
+                      const Environment& env);
+
+/// The changes of the run in `run_dir` (its worktree against its base): `git diff`, or its --stat.
+/// An error when the run has no worktree or it is gone.
+Result<std::string> run_diff(const std::string& run_dir, bool stat, const Environment& env);
+
+/// Applies a finished run's changes to the user's tree (Git::apply). An error when the run is
+/// still going, has no worktree, or it is gone.
+Result<ApplyOutcome> apply_run(const std::string& run_dir, const Environment& env);
+
+/// Removes a finished run's worktree and branch; a run without a worktree is left alone.
+Result<void> discard_run(const std::string& run_dir, const Environment& env);
+
+/// What the receipt records of a run's worktree.
+WorktreeRecord record_of(const RunWorktree& worktree);
+
+/// The worktree a receipt records, as git_worktree works on it.
+RunWorktree worktree_of(const WorktreeRecord& record);
+
+} // namespace sonata::dispatch

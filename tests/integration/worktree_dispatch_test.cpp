@@ -1,0 +1,130 @@
+// `sonata dispatch --worktree` through the real binary and the stand-in harness: the run works in
+// a worktree of its own from the workspace as it is (an uncommitted edit included), the user's
+// tree, index and branch stay as they were while it runs, `diff` shows its change, `apply` lands
+// exactly it and keeps the user's edit, a conflicting `apply` changes nothing and names the file,
+// `discard` and `gc` leave no worktree or branch; a workspace that is not a git repository is a
+// clear error, and a refused dispatch leaves nothing behind.
+#include <filesystem>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/dispatch_fixture.hpp"
+
+namespace sonata {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using testing::read_text;
+using testing::write_text;
+
+class WorktreeDispatch : public testing::DispatchFixture {
+protected:
+    void SetUp() override {
+        use_stand_in({"pi"}, SONATA_DISPATCH_HARNESS);
+        m_env["GIT_AUTHOR_NAME"] = m_env["GIT_COMMITTER_NAME"] = "user";
+        m_env["GIT_AUTHOR_EMAIL"] = m_env["GIT_COMMITTER_EMAIL"] = "user@example.com";
+        git({"init", "--quiet", "-b", "main"});
+        write_text(m_project + "/a.txt", "one\n");
+        write_text(m_project + "/.gitignore", ".sonata/\n");
+        git({"add", "-A"});
+        git({"commit", "--quiet", "-m", "first"});
+    }
+
+    std::string git(const std::vector<std::string>& args) {
+        std::vector<std::string> argv = {"/usr/bin/git", "-C", m_project};
+        argv.insert(argv.end(), args.begin(), args.end());
+        const auto run = testing::run_program(argv, m_env, m_project);
+        EXPECT_EQ(run.exit_code, 0) << run.err;
+        return run.out;
+    }
+
+    /// A --worktree dispatch of the code role in acceptEdits; its receipt.
+    json dispatch_in_worktree(const std::string& task) {
+        const auto run = dispatch("pi", "code", "acceptEdits", task, {"--worktree"});
+        EXPECT_EQ(run.exit_code, 0) << run.err << run.out;
+        return receipt_of(run);
+    }
+};
+
+TEST_F(WorktreeDispatch, TheRunWorksInItsOwnWorktreeAndApplyLandsExactlyItsChange) {
+    write_text(m_project + "/user.txt", "the user's uncommitted file\n");
+    const std::string status = git({"status", "--porcelain"});
+    const json r = dispatch_in_worktree("scenario: edit W-1");
+    const std::string id = r.at("id");
+    const json& w = r.at("worktree");
+    EXPECT_EQ(w.at("path"), m_project + "/.sonata/worktrees/" + id);
+    EXPECT_EQ(w.at("branch"), "sonata/" + id);
+    EXPECT_EQ(w.at("base_dirty"), true);
+    EXPECT_EQ(r.at("cwd"), w.at("path"));
+    // The harness worked in the worktree, where the user's uncommitted file is too.
+    EXPECT_EQ(read_text(w.at("path").get<std::string>() + "/a.txt"), "one\nedited W-1\n");
+    EXPECT_TRUE(fs::exists(w.at("path").get<std::string>() + "/user.txt"));
+    EXPECT_EQ(read_text(m_project + "/a.txt"), "one\n") << "the user's tree is untouched";
+    EXPECT_EQ(git({"status", "--porcelain"}), status);
+    EXPECT_EQ(git({"rev-parse", "--abbrev-ref", "HEAD"}), "main\n");
+
+    const auto diff = sonata({"diff", id, "--stat"});
+    ASSERT_EQ(diff.exit_code, 0) << diff.err;
+    EXPECT_NE(diff.out.find("a.txt"), std::string::npos) << diff.out;
+    EXPECT_NE(diff.out.find("W-1.txt"), std::string::npos) << diff.out;
+    EXPECT_EQ(diff.out.find("user.txt"), std::string::npos) << "the base holds the user's file";
+
+    write_text(m_project + "/user.txt", "edited again by the user\n");
+    const auto applied = sonata({"apply", id});
+    ASSERT_EQ(applied.exit_code, 0) << applied.err;
+    EXPECT_EQ(applied.out, "applied run " + id + ": W-1.txt, a.txt\n");
+    EXPECT_EQ(read_text(m_project + "/a.txt"), "one\nedited W-1\n");
+    EXPECT_EQ(read_text(m_project + "/W-1.txt"), "W-1\n");
+    EXPECT_EQ(read_text(m_project + "/user.txt"), "edited again by the user\n");
+
+    const auto discarded = sonata({"discard", id});
+    ASSERT_EQ(discarded.exit_code, 0) << discarded.err;
+    EXPECT_FALSE(fs::exists(w.at("path").get<std::string>()));
+    EXPECT_EQ(git({"branch", "--list", "sonata/*"}), "");
+    const auto again = sonata({"diff", id});
+    EXPECT_NE(again.exit_code, 0);
+    EXPECT_NE(again.err.find("is gone (discarded)"), std::string::npos) << again.err;
+    expect_nothing_left();
+}
+
+TEST_F(WorktreeDispatch, AConflictingApplyChangesNothingAndNamesTheFile) {
+    const json r = dispatch_in_worktree("scenario: edit W-2");
+    const std::string id = r.at("id");
+    write_text(m_project + "/a.txt", "one\nthe user's own line\n");
+    const auto applied = sonata({"apply", id});
+    EXPECT_EQ(applied.exit_code, 1) << applied.out;
+    EXPECT_EQ(applied.err,
+              "sonata: nothing applied: run " + id + "'s changes conflict with yours in a.txt\n");
+    EXPECT_EQ(read_text(m_project + "/a.txt"), "one\nthe user's own line\n");
+    EXPECT_FALSE(fs::exists(m_project + "/W-2.txt"));
+    // gc takes a finished run's worktree and branch with it.
+    const auto gc = sonata({"gc", "--older-than", "0s"});
+    ASSERT_EQ(gc.exit_code, 0) << gc.err;
+    EXPECT_FALSE(fs::exists(r.at("worktree").at("path").get<std::string>()));
+    EXPECT_EQ(git({"branch", "--list", "sonata/*"}), "");
+}
+
+TEST_F(WorktreeDispatch, OutsideARepositoryOrRefusedNothingIsLeft) {
+    const std::string plain = m_dir.make_dir("plain");
+    auto run = testing::run_sonata({"dispatch", "--harness", "pi", "--role", "code", "--mode",
+                                    "acceptEdits", "--task", "scenario: edit W-3", "--worktree"},
+                                   m_env, plain);
+    EXPECT_EQ(run.exit_code, to_int(ExitCode::usage)) << run.out;
+    EXPECT_NE(run.err.find("--worktree: " + plain + " is not in a git repository"),
+              std::string::npos)
+        << run.err;
+    // pi cannot ask, so `default` refuses a write role: no worktree, branch or run is left.
+    run = dispatch("pi", "code", "default", "scenario: edit W-4", {"--worktree"});
+    EXPECT_EQ(run.exit_code, to_int(ExitCode::refused)) << run.err;
+    EXPECT_EQ(git({"branch", "--list", "sonata/*"}), "");
+    EXPECT_EQ(git({"worktree", "list", "--porcelain"}).find(".sonata/worktrees"),
+              std::string::npos);
+    EXPECT_TRUE(sonata({"runs"}).out.find("no runs") != std::string::npos ||
+                !fs::exists(m_project + "/.sonata/runs") ||
+                fs::is_empty(m_project + "/.sonata/runs"));
+}
+
+} // namespace
+} // namespace sonata
