@@ -3,11 +3,17 @@
 // model server with `sonata mcp` as its MCP server and sonata's hook installed by `sonata init`.
 // A dispatch whose run takes minutes comes back at once as a task naming the run, claude polls it,
 // and the report reaches the model's context when the run ends; with tasks turned off the call
-// waits as before and its result names the run. Claude exits on /exit leaving nothing running.
+// waits as before and its result names the run. A task claude's TaskStop stops cancels its run.
+// Claude exits on /exit leaving nothing running.
+#include <algorithm>
 #include <chrono>
+#include <ctime>
+#include <fstream>
+#include <iomanip>
 #include <iostream>
 #include <optional>
 #include <regex>
+#include <sstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -40,6 +46,30 @@ protected:
     static std::chrono::seconds since(std::chrono::steady_clock::time_point start) {
         return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() -
                                                                 start);
+    }
+
+    /// Seconds from one receipt time ("2026-07-28T10:00:00Z") to another; -1 when one is not one.
+    static long long seconds_between(const std::string& from, const std::string& to) {
+        const auto parse = [](const std::string& text) -> std::optional<std::time_t> {
+            std::tm utc{};
+            std::istringstream in(text);
+            in >> std::get_time(&utc, "%Y-%m-%dT%H:%M:%SZ");
+            if (in.fail()) return std::nullopt;
+            return ::timegm(&utc);
+        };
+        const auto a = parse(from);
+        const auto b = parse(to);
+        return a && b ? static_cast<long long>(*b - *a) : -1;
+    }
+
+    /// Whether a process named `name` (its comm) works under `root` now.
+    static bool runs_under(const std::string& root, const std::string& name) {
+        const auto found = testing::processes_working_under(root);
+        return std::any_of(found.begin(), found.end(), [&](const std::string& entry) {
+            std::ifstream comm("/proc/" + entry.substr(0, entry.find(' ')) + "/comm");
+            std::string comm_name;
+            return std::getline(comm, comm_name) && comm_name == name;
+        });
     }
 };
 
@@ -75,6 +105,58 @@ TEST_F(McpTuiEndToEnd, ALongDispatchIsATaskWhoseReportReachesTheModelWhenTheRunE
         << runs.out << runs.err;
     std::cout << "[ e2e ] claude TUI -> sonata mcp task -> pi, 150 s (" << took.count()
               << " s): " << placeholder.substr(0, 120) << "\n";
+}
+
+TEST_F(McpTuiEndToEnd, ATaskStoppedInClaudeCancelsItsRunAndLeavesNothingRunning) {
+    // pi's run would take 150 s; claude's model waits 10 s on it (the run is under way, its sleep
+    // running), then stops the task with claude's own TaskStop and the id the placeholder named.
+    json s = script("write", json::array({{{"intent", "shell"}, {"command", "sleep 150"}}}));
+    s["steps"].push_back(
+        {{"intent", "call_tool"},
+         {"name", "mcp__sonata__wait"},
+         {"args",
+          {{"id", "{{result:started server-side task ([0-9a-f-]+)}}"}, {"window_seconds", 10}}}});
+    s["steps"].push_back({{"intent", "call_tool"},
+                          {"name", "TaskStop"},
+                          {"args", {{"task_id", "{{result:in the background as task (\\w+)}}"}}}});
+    testing::TuiParent parent;
+    parent.mode = "acceptEdits";
+    bool sleep_seen = false; // the run's sleep, where the check that nothing is left looks
+    parent.finished = [&](const probes::ModelServer& server) {
+        sleep_seen = sleep_seen || runs_under(m_dir.path(), "sleep");
+        return server.main_finished();
+    };
+    testing::ParentRun run;
+    const auto start = std::chrono::steady_clock::now();
+    run_parent_tui(s, "mcp__sonata__dispatch,mcp__sonata__wait,TaskStop", run, parent,
+                   testing::ParentSetup::project_init, "pi");
+    if (HasFatalFailure()) return;
+    const auto took = since(start);
+    EXPECT_EQ(run.claude.exit_code, 0) << run.claude.out;
+    ASSERT_EQ(run.results.size(), 3U) << run.recording << "\n" << run.claude.out;
+    std::smatch task;
+    ASSERT_TRUE(std::regex_search(run.results[0].text, task,
+                                  std::regex("started server-side task ([0-9a-f-]+), running in "
+                                             "the background as task (\\w+)")))
+        << run.results[0].text;
+    const std::string id = task[1].str();
+    EXPECT_NE(run.results[1].text.find("\"state\":\"running\""), std::string::npos)
+        << run.results[1].text;
+    EXPECT_NE(run.results[2].text.find("Task " + task[2].str() + " ("), std::string::npos)
+        << run.results[2].text;
+    EXPECT_NE(run.results[2].text.find("is stopped"), std::string::npos) << run.results[2].text;
+    EXPECT_TRUE(sleep_seen) << "pi's sleep ran under the scratch directory";
+    // claude's tasks/cancel cancelled the run (the model never called sonata's cancel tool): its
+    // receipt says so, and it ended long before its sleep would have.
+    const auto status = testing::run_sonata({"status", id, "--json"}, run.env, run.workspace);
+    const auto receipt = json::parse(status.out, nullptr, false);
+    ASSERT_TRUE(receipt.is_object()) << status.out << status.err;
+    EXPECT_EQ(receipt.value("state", ""), "cancelled") << status.out;
+    const auto lasted =
+        seconds_between(receipt.value("started_at", ""), receipt.value("ended_at", ""));
+    EXPECT_LT(lasted, 60) << status.out;
+    std::cout << "[ e2e ] claude TUI -> sonata mcp task -> pi, stopped by TaskStop after " << lasted
+              << " s (" << took.count() << " s in all)\n";
 }
 
 TEST_F(McpTuiEndToEnd, WithTasksOffTheCallWaitsAndItsResultNamesTheRun) {
