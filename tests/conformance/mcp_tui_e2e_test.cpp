@@ -3,11 +3,13 @@
 // model server with `sonata mcp` as its MCP server and sonata's hook installed by `sonata init`.
 // A dispatch whose run takes minutes comes back at once as a task naming the run, claude polls it,
 // and the report reaches the model's context when the run ends; with tasks turned off the call
-// waits as before and its result names the run. A task claude's TaskStop stops cancels its run.
-// Claude exits on /exit leaving nothing running.
+// waits as before and its result names the run. A task claude's TaskStop stops cancels its run;
+// a session whose terminal closed while its task ran, resumed with `claude --resume`, polls the
+// task again and gets the report. Claude exits on /exit leaving nothing running.
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -70,6 +72,15 @@ protected:
             std::string comm_name;
             return std::getline(comm, comm_name) && comm_name == name;
         });
+    }
+
+    /// Whether claude keeps session `id` (its transcript under `home`'s ~/.claude/projects).
+    static bool claude_kept_session(const std::string& home, const std::string& id) {
+        std::error_code ec;
+        for (const auto& project :
+             std::filesystem::directory_iterator(home + "/.claude/projects", ec))
+            if (std::filesystem::exists(project.path() / (id + ".jsonl"))) return true;
+        return false;
     }
 };
 
@@ -157,6 +168,57 @@ TEST_F(McpTuiEndToEnd, ATaskStoppedInClaudeCancelsItsRunAndLeavesNothingRunning)
     EXPECT_LT(lasted, 60) << status.out;
     std::cout << "[ e2e ] claude TUI -> sonata mcp task -> pi, stopped by TaskStop after " << lasted
               << " s (" << took.count() << " s in all)\n";
+}
+
+TEST_F(McpTuiEndToEnd, AResumedSessionTakesTheTaskUpAndItsReportReachesTheModel) {
+    // pi's run takes 45 s. claude's first session dispatches it and ends its turn, then its
+    // terminal closes under it (/exit would offer to stop the task); the run goes on.
+    const json steps = json::array({{{"intent", "shell"}, {"command", "sleep 45"}}});
+    testing::TuiParent first;
+    first.mode = "acceptEdits";
+    first.end = testing::TuiEnd::close_terminal;
+    first.next = testing::NextSession::follows;
+    testing::ParentRun before;
+    const auto start = std::chrono::steady_clock::now();
+    run_parent_tui(script("write", steps), "mcp__sonata__dispatch", before, first,
+                   testing::ParentSetup::project_init, "pi");
+    if (HasFatalFailure()) return;
+    ASSERT_EQ(before.results.size(), 1U) << before.recording << "\n" << before.claude.out;
+    const std::string& placeholder = before.results[0].text;
+    std::smatch task;
+    std::smatch session;
+    ASSERT_TRUE(
+        std::regex_search(placeholder, task, std::regex("started server-side task ([0-9a-f-]+)")))
+        << placeholder;
+    ASSERT_TRUE(std::regex_search(placeholder, session,
+                                  std::regex("\\(session ([0-9a-f-]+), recorded by the hook")))
+        << placeholder;
+    EXPECT_EQ(placeholder.find(k_token), std::string::npos) << "not before the run ended";
+    // The session the hook recorded is the one claude keeps, and the run outlived the session.
+    EXPECT_TRUE(claude_kept_session(before.env.at("HOME"), session[1].str())) << session[1];
+    const auto status =
+        testing::run_sonata({"status", task[1].str(), "--json"}, before.env, before.workspace);
+    EXPECT_EQ(json::parse(status.out, nullptr, false).value("state", ""), "running")
+        << status.out << status.err;
+    // `claude --resume` of that session, nothing typed: claude polls the task again, and the
+    // run's report reaches the model when the run ends.
+    testing::TuiParent resumed;
+    resumed.args = {"--resume", session[1].str()};
+    resumed.prompt = "";
+    resumed.finished = [](const probes::ModelServer& server) {
+        return testing::main_saw(server, k_token);
+    };
+    testing::ParentRun after;
+    continue_parent_tui(resumed, after);
+    if (HasFatalFailure()) return;
+    const auto took = since(start);
+    EXPECT_EQ(after.claude.exit_code, 0) << after.claude.out;
+    EXPECT_GE(took.count(), 45);
+    const auto runs = testing::run_sonata({"runs"}, after.env, after.workspace);
+    EXPECT_NE(runs.out.find(task[1].str() + "  done  pi@"), std::string::npos)
+        << runs.out << runs.err;
+    std::cout << "[ e2e ] claude TUI task, session closed and resumed -> pi's report, 45 s ("
+              << took.count() << " s)\n";
 }
 
 TEST_F(McpTuiEndToEnd, WithTasksOffTheCallWaitsAndItsResultNamesTheRun) {
