@@ -92,8 +92,8 @@ Result<std::string> Git::tree_of(const std::string& dir, const std::string& pare
     SONATA_TRY(run(dir, {"read-tree", parent}, own));
     SONATA_TRY(run(dir, {"add", "-A"}, own));
     // sonata's own directory (runs, worktrees) stays out, ignored by the user or not.
-    SONATA_TRY(run(dir, {"rm", "-r", "--cached", "--quiet", "--ignore-unmatch", "--", ".sonata"},
-                   own));
+    SONATA_TRY(
+        run(dir, {"rm", "-r", "--cached", "--quiet", "--ignore-unmatch", "--", ".sonata"}, own));
     auto tree = run(dir, {"write-tree"}, own);
     SONATA_TRY(tree);
     return trimmed(*tree);

@@ -4,12 +4,19 @@
 // A dispatch whose run takes minutes comes back at once as a task naming the run, claude polls it,
 // and the report reaches the model's context when the run ends; a run paused at an approval card
 // is a form in claude's TUI whose answer approves it; with tasks turned off the call waits as
-// before and its result names the run. Claude exits on /exit leaving nothing running.
+// before and its result names the run. A task claude's TaskStop stops cancels its run;
+// a session whose terminal closed while its task ran, resumed with `claude --resume`, polls the
+// task again and gets the report. Claude exits on /exit leaving nothing running.
+#include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <filesystem>
+#include <fstream>
+#include <iomanip>
 #include <iostream>
 #include <optional>
 #include <regex>
+#include <sstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -42,6 +49,39 @@ protected:
     static std::chrono::seconds since(std::chrono::steady_clock::time_point start) {
         return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() -
                                                                 start);
+    }
+
+    /// Seconds from one receipt time ("2026-07-28T10:00:00Z") to another; -1 when one is not one.
+    static long long seconds_between(const std::string& from, const std::string& to) {
+        const auto parse = [](const std::string& text) -> std::optional<std::time_t> {
+            std::tm utc{};
+            std::istringstream in(text);
+            in >> std::get_time(&utc, "%Y-%m-%dT%H:%M:%SZ");
+            if (in.fail()) return std::nullopt;
+            return ::timegm(&utc);
+        };
+        const auto a = parse(from);
+        const auto b = parse(to);
+        return a && b ? static_cast<long long>(*b - *a) : -1;
+    }
+
+    /// Whether a process named `name` (its comm) works under `root` now.
+    static bool runs_under(const std::string& root, const std::string& name) {
+        const auto found = testing::processes_working_under(root);
+        return std::any_of(found.begin(), found.end(), [&](const std::string& entry) {
+            std::ifstream comm("/proc/" + entry.substr(0, entry.find(' ')) + "/comm");
+            std::string comm_name;
+            return std::getline(comm, comm_name) && comm_name == name;
+        });
+    }
+
+    /// Whether claude keeps session `id` (its transcript under `home`'s ~/.claude/projects).
+    static bool claude_kept_session(const std::string& home, const std::string& id) {
+        std::error_code ec;
+        for (const auto& project :
+             std::filesystem::directory_iterator(home + "/.claude/projects", ec))
+            if (std::filesystem::exists(project.path() / (id + ".jsonl"))) return true;
+        return false;
     }
 };
 
@@ -77,6 +117,109 @@ TEST_F(McpTuiEndToEnd, ALongDispatchIsATaskWhoseReportReachesTheModelWhenTheRunE
         << runs.out << runs.err;
     std::cout << "[ e2e ] claude TUI -> sonata mcp task -> pi, 150 s (" << took.count()
               << " s): " << placeholder.substr(0, 120) << "\n";
+}
+
+TEST_F(McpTuiEndToEnd, ATaskStoppedInClaudeCancelsItsRunAndLeavesNothingRunning) {
+    // pi's run would take 150 s; claude's model waits 10 s on it (the run is under way, its sleep
+    // running), then stops the task with claude's own TaskStop and the id the placeholder named.
+    json s = script("write", json::array({{{"intent", "shell"}, {"command", "sleep 150"}}}));
+    s["steps"].push_back(
+        {{"intent", "call_tool"},
+         {"name", "mcp__sonata__wait"},
+         {"args",
+          {{"id", "{{result:started server-side task ([0-9a-f-]+)}}"}, {"window_seconds", 10}}}});
+    s["steps"].push_back({{"intent", "call_tool"},
+                          {"name", "TaskStop"},
+                          {"args", {{"task_id", "{{result:in the background as task (\\w+)}}"}}}});
+    testing::TuiParent parent;
+    parent.mode = "acceptEdits";
+    bool sleep_seen = false; // the run's sleep, where the check that nothing is left looks
+    parent.finished = [&](const probes::ModelServer& server) {
+        sleep_seen = sleep_seen || runs_under(m_dir.path(), "sleep");
+        return server.main_finished();
+    };
+    testing::ParentRun run;
+    const auto start = std::chrono::steady_clock::now();
+    run_parent_tui(s, "mcp__sonata__dispatch,mcp__sonata__wait,TaskStop", run, parent,
+                   testing::ParentSetup::project_init, "pi");
+    if (HasFatalFailure()) return;
+    const auto took = since(start);
+    EXPECT_EQ(run.claude.exit_code, 0) << run.claude.out;
+    ASSERT_EQ(run.results.size(), 3U) << run.recording << "\n" << run.claude.out;
+    std::smatch task;
+    ASSERT_TRUE(std::regex_search(run.results[0].text, task,
+                                  std::regex("started server-side task ([0-9a-f-]+), running in "
+                                             "the background as task (\\w+)")))
+        << run.results[0].text;
+    const std::string id = task[1].str();
+    EXPECT_NE(run.results[1].text.find("\"state\":\"running\""), std::string::npos)
+        << run.results[1].text;
+    EXPECT_NE(run.results[2].text.find("Task " + task[2].str() + " ("), std::string::npos)
+        << run.results[2].text;
+    EXPECT_NE(run.results[2].text.find("is stopped"), std::string::npos) << run.results[2].text;
+    EXPECT_TRUE(sleep_seen) << "pi's sleep ran under the scratch directory";
+    // claude's tasks/cancel cancelled the run (the model never called sonata's cancel tool): its
+    // receipt says so, and it ended long before its sleep would have.
+    const auto status = testing::run_sonata({"status", id, "--json"}, run.env, run.workspace);
+    const auto receipt = json::parse(status.out, nullptr, false);
+    ASSERT_TRUE(receipt.is_object()) << status.out << status.err;
+    EXPECT_EQ(receipt.value("state", ""), "cancelled") << status.out;
+    const auto lasted =
+        seconds_between(receipt.value("started_at", ""), receipt.value("ended_at", ""));
+    EXPECT_LT(lasted, 60) << status.out;
+    std::cout << "[ e2e ] claude TUI -> sonata mcp task -> pi, stopped by TaskStop after " << lasted
+              << " s (" << took.count() << " s in all)\n";
+}
+
+TEST_F(McpTuiEndToEnd, AResumedSessionTakesTheTaskUpAndItsReportReachesTheModel) {
+    // pi's run takes 45 s. claude's first session dispatches it and ends its turn, then its
+    // terminal closes under it (/exit would offer to stop the task); the run goes on.
+    const json steps = json::array({{{"intent", "shell"}, {"command", "sleep 45"}}});
+    testing::TuiParent first;
+    first.mode = "acceptEdits";
+    first.end = testing::TuiEnd::close_terminal;
+    first.next = testing::NextSession::follows;
+    testing::ParentRun before;
+    const auto start = std::chrono::steady_clock::now();
+    run_parent_tui(script("write", steps), "mcp__sonata__dispatch", before, first,
+                   testing::ParentSetup::project_init, "pi");
+    if (HasFatalFailure()) return;
+    ASSERT_EQ(before.results.size(), 1U) << before.recording << "\n" << before.claude.out;
+    const std::string& placeholder = before.results[0].text;
+    std::smatch task;
+    std::smatch session;
+    ASSERT_TRUE(
+        std::regex_search(placeholder, task, std::regex("started server-side task ([0-9a-f-]+)")))
+        << placeholder;
+    ASSERT_TRUE(std::regex_search(placeholder, session,
+                                  std::regex("\\(session ([0-9a-f-]+), recorded by the hook")))
+        << placeholder;
+    EXPECT_EQ(placeholder.find(k_token), std::string::npos) << "not before the run ended";
+    // The session the hook recorded is the one claude keeps, and the run outlived the session.
+    EXPECT_TRUE(claude_kept_session(before.env.at("HOME"), session[1].str())) << session[1];
+    const auto status =
+        testing::run_sonata({"status", task[1].str(), "--json"}, before.env, before.workspace);
+    EXPECT_EQ(json::parse(status.out, nullptr, false).value("state", ""), "running")
+        << status.out << status.err;
+    // `claude --resume` of that session, nothing typed: claude polls the task again, and the
+    // run's report reaches the model when the run ends.
+    testing::TuiParent resumed;
+    resumed.args = {"--resume", session[1].str()};
+    resumed.prompt = "";
+    resumed.finished = [](const probes::ModelServer& server) {
+        return testing::main_saw(server, k_token);
+    };
+    testing::ParentRun after;
+    continue_parent_tui(resumed, after);
+    if (HasFatalFailure()) return;
+    const auto took = since(start);
+    EXPECT_EQ(after.claude.exit_code, 0) << after.claude.out;
+    EXPECT_GE(took.count(), 45);
+    const auto runs = testing::run_sonata({"runs"}, after.env, after.workspace);
+    EXPECT_NE(runs.out.find(task[1].str() + "  done  pi@"), std::string::npos)
+        << runs.out << runs.err;
+    std::cout << "[ e2e ] claude TUI task, session closed and resumed -> pi's report, 45 s ("
+              << took.count() << " s)\n";
 }
 
 TEST_F(McpTuiEndToEnd, WithTasksOffTheCallWaitsAndItsResultNamesTheRun) {

@@ -12,11 +12,6 @@
 #include "tests/support/pins.hpp"
 
 namespace sonata::testing {
-namespace {
-
-constexpr const char* k_prompt = "Hand this to another agent.";
-
-} // namespace
 
 nlohmann::json dispatch_call(const nlohmann::json& args) {
     return {{"intent", "call_tool"}, {"name", "mcp__sonata__dispatch"}, {"args", args}};
@@ -46,7 +41,7 @@ void ClaudeParentFixture::run_parent(const json& script, const std::string& allo
                                      Setup setup, const std::string& vocabulary) {
     prepare(script, allowed, setup, vocabulary);
     if (HasFatalFailure()) return;
-    std::vector<std::string> argv = {m_claude, "-p", k_prompt};
+    std::vector<std::string> argv = {m_claude, "-p", k_parent_prompt};
     argv.insert(argv.end(), m_claude_args.begin(), m_claude_args.end());
     out.claude = run_program(argv, m_claude_env, m_scratch->workspace());
     collect(out);
@@ -72,17 +67,29 @@ void ClaudeParentFixture::run_parent_tui(const json& script, const std::string& 
     prepare(script, allowed, setup, vocabulary, parent.mode);
     if (HasFatalFailure()) return;
     seed_tui_settings();
+    m_final_text = script.value("final", "done");
+    run_tui_session(parent, out);
+}
+
+void ClaudeParentFixture::continue_parent_tui(const TuiParent& parent, ParentRun& out) {
+    ASSERT_TRUE(m_server) << "no session left its world for another";
+    run_tui_session(parent, out);
+}
+
+void ClaudeParentFixture::run_tui_session(const TuiParent& parent, ParentRun& out) {
     ClaudeTui tui;
     tui.argv = {m_claude};
     tui.argv.insert(tui.argv.end(), m_claude_args.begin(), m_claude_args.end());
+    tui.argv.insert(tui.argv.end(), parent.args.begin(), parent.args.end());
     tui.env = m_claude_env;
     for (const auto& [key, value] : parent.env)
         tui.env[key] = value;
     tui.env.erase("TERM"); // the pane's terminal is tmux's
     tui.cwd = m_scratch->workspace();
     tui.socket_dir = m_scratch->tmp();
-    tui.prompt = k_prompt;
-    tui.final_text = script.value("final", "done");
+    tui.prompt = parent.prompt;
+    tui.final_text = m_final_text;
+    tui.end = parent.end;
     const probes::ModelServer& server = *m_server;
     tui.respond = parent.respond;
     tui.finished = [&server, &parent] {
@@ -90,8 +97,13 @@ void ClaudeParentFixture::run_parent_tui(const json& script, const std::string& 
     };
     int tmux_server = 0;
     const bool driven = run_claude_tui(tui, out.claude, tmux_server);
-    collect(out);
-    expect_nothing_left(m_dir.path(), tmux_server);
+    m_tmux_servers.push_back(tmux_server);
+    record(out);
+    if (parent.next == NextSession::none || !driven) {
+        m_server.reset();
+        for (const int pid : m_tmux_servers)
+            expect_nothing_left(m_dir.path(), pid);
+    }
     ASSERT_TRUE(driven) << "what the model server saw:\n" << out.recording;
 }
 
@@ -185,12 +197,16 @@ void ClaudeParentFixture::seed_tui_settings() {
     write_text(path, config.dump(2));
 }
 
-void ClaudeParentFixture::collect(ParentRun& out) {
+void ClaudeParentFixture::record(ParentRun& out) const {
     for (const auto& result : m_server->tool_results())
         if (result.track.empty()) out.results.push_back(result);
     out.recording = probes::recording_to_json(m_server->recording(), m_server->tool_results());
     out.env = m_env;
     out.workspace = m_scratch->workspace();
+}
+
+void ClaudeParentFixture::collect(ParentRun& out) {
+    record(out);
     m_server.reset();
 }
 

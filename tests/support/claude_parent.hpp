@@ -16,6 +16,7 @@
 #include "core/process.hpp"
 #include "probes/model_server.hpp"
 #include "probes/workspace.hpp"
+#include "tests/support/claude_tui.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/sonata_run.hpp"
 
@@ -28,14 +29,28 @@ enum class ParentSetup {
     plugin,       ///< The plugin from this repository's marketplace, as its README installs it.
 };
 
+/// What claude is asked: `-p`'s prompt, or typed into the TUI.
+inline constexpr const char* k_parent_prompt = "Hand this to another agent.";
+
+/// What follows a TUI session.
+enum class NextSession {
+    none,    ///< The world is collected and nothing it started may be left running.
+    follows, ///< Another session of claude follows in the same world (continue_parent_tui).
+};
+
 /// How a TUI parent runs, beyond the script.
 struct TuiParent {
-    std::string mode = "default"; ///< claude's --permission-mode.
-    Environment env = {};         ///< Added to claude's environment.
+    std::string mode = "default";       ///< claude's --permission-mode.
+    Environment env = {};               ///< Added to claude's environment.
+    std::vector<std::string> args = {}; ///< Added to claude's flags (`--resume ID`).
+    /// Typed once the input box waits; empty: nothing is typed, the session waits for `finished`.
+    std::string prompt = k_parent_prompt;
     /// When the session is over; empty: once the main conversation got the script's final text.
     std::function<bool(const probes::ModelServer&)> finished = {};
     /// The keys a user presses at a screen while the session goes on (ClaudeTui::respond).
     std::function<std::vector<std::string>(const std::string& screen)> respond = {};
+    TuiEnd end = TuiEnd::exit; ///< How the session ends once its turn is over.
+    NextSession next = NextSession::none;
 };
 
 /// Whether a request of claude's own conversation held `text` (one of the script's "watch").
@@ -83,6 +98,9 @@ protected:
     void run_parent_tui(const json& script, const std::string& allowed, ParentRun& out,
                         const TuiParent& tui, Setup setup = Setup::project_init,
                         const std::string& vocabulary = "claude");
+    /// Another TUI session in the world the last session (`NextSession::follows`) left: the same
+    /// model server, HOME and project, claude's flags and `tui.args`; `tui.mode` is the first's.
+    void continue_parent_tui(const TuiParent& tui, ParentRun& out);
 
     std::string m_path;
     std::string m_claude;
@@ -98,7 +116,12 @@ private:
     void install_sonata(Setup setup);
     /// The TUI's first-run cards that have a setting: the workspace's folder trust.
     void seed_tui_settings();
-    /// Copies what the server saw into `out` and stops it.
+    /// One TUI session; after the last, the world is collected into `out` and checked for
+    /// anything left running.
+    void run_tui_session(const TuiParent& tui, ParentRun& out);
+    /// Copies what the server saw so far into `out`.
+    void record(ParentRun& out) const;
+    /// The same, and stops the server.
     void collect(ParentRun& out);
 
     std::optional<probes::Scratch> m_scratch;
@@ -106,6 +129,8 @@ private:
     Environment m_env;        ///< sonata's and the children's.
     Environment m_claude_env; ///< m_env and claude's endpoint.
     std::vector<std::string> m_claude_args;
+    std::string m_final_text;        ///< The script's: a TUI turn is over once it shows.
+    std::vector<int> m_tmux_servers; ///< One for each TUI session so far.
 };
 
 } // namespace sonata::testing

@@ -17,11 +17,12 @@ namespace {
 using std::chrono::seconds;
 
 /// Claude Code 2.1.332's screen: its footer shows the shortcut hint while the input box is empty
-/// and no turn runs (in default mode; in the other modes the mode and how to cycle it), and the
-/// box's line starts with "❯" and a no-break space.
+/// and no turn runs (in default mode; in the other modes the mode and how to cycle it; while a
+/// background task runs, the tasks and how to manage them instead), and the box's line starts
+/// with "❯" and a no-break space.
 adapters::ScreenPatterns claude_screen() {
     adapters::ScreenPatterns patterns;
-    patterns.ready = {"? for shortcuts", "(shift+tab to cycle)"};
+    patterns.ready = {"? for shortcuts", "(shift+tab to cycle)", "↓ to manage"};
     patterns.input_marker = "❯\u00a0";
     return patterns;
 }
@@ -88,18 +89,19 @@ bool await_finish(TmuxSession& session, const ClaudeTui& tui) {
     }
 }
 
-/// From the started TUI to its exit; `out.out` gets the screen the finished turn left. False
+/// From the started TUI to its end; `out.out` gets the screen the finished turn left. False
 /// (with a failure) when a step did not happen in its time.
 bool drive(TmuxSession& session, const ClaudeTui& tui, SonataRun& out) {
     // Start-up is over (the MCP servers connected) once the footer shows the idle hint.
     if (!await_screen(session, "the input box", seconds(60), idle)) return false;
-    if (!submit(session, tui.prompt)) return false;
+    if (!tui.prompt.empty() && !submit(session, tui.prompt)) return false;
     if (!await_finish(session, tui)) return false;
     const auto turn = await_screen(session, "the end of the turn", seconds(60), [&](const auto& s) {
         return s.find(tui.final_text) != std::string::npos && idle(s);
     });
     if (!turn) return false;
     out.out = *turn;
+    if (tui.end == TuiEnd::close_terminal) return true; // run_claude_tui's session closes it
     if (!submit(session, "/exit")) return false;
     const auto status = session.wait_for_exit(seconds(30));
     if (status && status->exited) {
