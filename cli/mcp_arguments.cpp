@@ -12,6 +12,7 @@ std::string type_error(const json& value, const std::string& type) {
     if (type == "string") ok = value.is_string();
     if (type == "integer") ok = value.is_number_integer();
     if (type == "number") ok = value.is_number();
+    if (type == "boolean") ok = value.is_boolean();
     if (type == "object") {
         ok = value.is_object() &&
              std::all_of(value.begin(), value.end(), [](const json& v) { return v.is_string(); });

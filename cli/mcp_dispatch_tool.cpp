@@ -63,6 +63,8 @@ tl::expected<Asked, ToolResult> asked_dispatch(const json& args, const Context& 
     auto config = context.config();
     if (!config) return tl::unexpected(untold(error_result(config.error()).text, "error"));
     auto request = base_request(args, context);
+    if (const auto it = args.find("worktree"); it != args.end() && *it == true)
+        request.workspace = adapters::Workspace::worktree;
     if (auto bad = checked_dir(request.cwd, context.cwd); !bad.empty())
         return tl::unexpected(untold(bad, "error"));
     if (args.contains("resume")) {
@@ -151,6 +153,11 @@ mcp::Tool dispatch_tool(const Context& context) {
                 {"cwd", string_prop("The workspace (default: this session's directory)")},
                 {"resume", string_prop("A finished run's id: continue its harness session "
                                        "(its harness and role), never wider than that run")},
+                {"worktree",
+                 {{"type", "boolean"},
+                  {"description", "Run in a git worktree of its own from the "
+                                  "workspace as it is; diff, apply and discard "
+                                  "take it on"}}},
                 {"window_seconds", window_prop()}}),
         mcp::Access::acts, [context](const json& args, const Progress& progress, const Stop& stop) {
             return run_dispatch(args, context, progress, stop);

@@ -12,6 +12,7 @@
 #include "cli/mcp_run_results.hpp"
 #include "cli/mcp_run_tasks.hpp"
 #include "cli/mcp_tool_support.hpp"
+#include "cli/mcp_worktree_tools.hpp"
 #include "cli/run_output.hpp"
 #include "core/decision_json.hpp"
 #include "dispatch/dispatcher.hpp"
@@ -220,9 +221,12 @@ mcp::ServerInfo sonata_server_info(const Context& context) {
 }
 
 std::vector<mcp::Tool> sonata_tools(const Context& context) {
-    return {dispatch_tool(context), wait_tool(context),     approve_tool(context),
-            status_tool(context),   cancel_tool(context),   runs_tool(context),
-            plan_tool(context),     harnesses_tool(context)};
+    std::vector<mcp::Tool> tools = {
+        dispatch_tool(context), wait_tool(context), approve_tool(context), status_tool(context),
+        cancel_tool(context),   runs_tool(context), plan_tool(context),    harnesses_tool(context)};
+    for (auto& tool : worktree_tools(context))
+        tools.push_back(std::move(tool));
+    return tools;
 }
 
 } // namespace sonata::cli

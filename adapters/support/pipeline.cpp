@@ -287,6 +287,10 @@ Result<PlanRequest> plan_request(const DispatchRequest& setup, const Config& con
 
 } // namespace
 
+Result<ParentMode> parent_mode(const DispatchRequest& request, const Config& config) {
+    return choose_mode(request, config);
+}
+
 Result<Planned> plan_dispatch(const DispatchRequest& setup, const Config& config) {
     SONATA_TRY(check_config_harnesses(config));
     auto role = config.find_role(setup.role);

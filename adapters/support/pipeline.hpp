@@ -68,4 +68,8 @@ struct Planned {
 
 Result<Planned> plan_dispatch(const DispatchRequest& request, const Config& config);
 
+/// The parent's mode for `request`, as plan_dispatch finds it (the session file, --mode that may
+/// only narrow, the run a nested sonata runs in).
+Result<ParentMode> parent_mode(const DispatchRequest& request, const Config& config);
+
 } // namespace sonata::adapters

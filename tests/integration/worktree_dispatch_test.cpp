@@ -4,12 +4,15 @@
 // exactly it and keeps the user's edit, a conflicting `apply` changes nothing and names the file,
 // `discard` and `gc` leave no worktree or branch; a workspace that is not a git repository is a
 // clear error, and a refused dispatch leaves nothing behind.
+#include <chrono>
 #include <filesystem>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "core/session.hpp"
 #include "tests/support/dispatch_fixture.hpp"
+#include "tests/support/mcp_session.hpp"
 
 namespace sonata {
 namespace {
@@ -124,6 +127,57 @@ TEST_F(WorktreeDispatch, OutsideARepositoryOrRefusedNothingIsLeft) {
     EXPECT_TRUE(sonata({"runs"}).out.find("no runs") != std::string::npos ||
                 !fs::exists(m_project + "/.sonata/runs") ||
                 fs::is_empty(m_project + "/.sonata/runs"));
+}
+
+/// A stateless MCP call of `tool` from a client without tasks.
+json mcp_call(const json& id, const std::string& tool, const json& args) {
+    json params = {{"name", tool}, {"arguments", args}};
+    params["_meta"] = {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+                       {"io.modelcontextprotocol/clientCapabilities", json::object()}};
+    return {{"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/call"}, {"params", params}};
+}
+
+TEST_F(WorktreeDispatch, TheMcpToolsTakeAWorktreeRunOnAndApplyObeysTheParentsMode) {
+    const auto now = std::chrono::duration_cast<std::chrono::seconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+    testing::write_text(m_project + "/.sonata/session-s3.json",
+                        session_record_to_json({"s3", Mode::accept_edits, now}));
+    m_env["CLAUDE_CODE_SESSION_ID"] = "s3";
+    testing::McpSession server(m_env, m_project);
+    const json done = server.request(mcp_call(
+        1, "dispatch",
+        {{"harness", "pi"}, {"role", "code"}, {"task", "scenario: edit W-5"}, {"worktree", true}}));
+    const json& run = done["result"]["structuredContent"];
+    ASSERT_EQ(run["state"], "done") << done.dump();
+    const std::string id = run["run_id"];
+    EXPECT_TRUE(fs::exists(m_project + "/.sonata/worktrees/" + id + "/W-5.txt"));
+    EXPECT_FALSE(fs::exists(m_project + "/W-5.txt"));
+    const json diff = server.request(mcp_call(2, "diff", {{"id", id}, {"stat", true}}));
+    EXPECT_NE(diff["result"]["content"][0]["text"].get<std::string>().find("W-5.txt"),
+              std::string::npos)
+        << diff.dump();
+    // The session moves to plan: apply, a write to the working tree, is refused.
+    testing::write_text(m_project + "/.sonata/session-s3.json",
+                        session_record_to_json({"s3", Mode::plan, now}));
+    json applied = server.request(mcp_call(3, "apply", {{"id", id}}));
+    EXPECT_EQ(applied["result"]["isError"], true);
+    EXPECT_NE(applied["result"]["content"][0]["text"].get<std::string>().find(
+                  "refuse: apply writes to the working tree, and this session is in plan mode"),
+              std::string::npos)
+        << applied.dump();
+    EXPECT_FALSE(fs::exists(m_project + "/W-5.txt"));
+    testing::write_text(m_project + "/.sonata/session-s3.json",
+                        session_record_to_json({"s3", Mode::accept_edits, now}));
+    applied = server.request(mcp_call(4, "apply", {{"id", id}}));
+    EXPECT_EQ(applied["result"]["content"][0]["text"], "applied run " + id + ": W-5.txt, a.txt\n")
+        << applied.dump();
+    EXPECT_EQ(read_text(m_project + "/W-5.txt"), "W-5\n");
+    const json discarded = server.request(mcp_call(5, "discard", {{"id", id}}));
+    EXPECT_EQ(discarded["result"]["isError"], false) << discarded.dump();
+    EXPECT_FALSE(fs::exists(m_project + "/.sonata/worktrees/" + id));
+    server.close();
+    expect_nothing_left();
 }
 
 } // namespace

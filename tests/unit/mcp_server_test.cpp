@@ -91,7 +91,7 @@ TEST_F(McpServerTest, AStatelessRequestStandsAloneAndNeedsItsOwnMeta) {
     auto out = exchange(modern(1, "tools/list").dump());
     ASSERT_EQ(out.size(), 1U) << "no initialize before a stateless request";
     EXPECT_EQ(out[0]["result"]["resultType"], "complete");
-    EXPECT_EQ(out[0]["result"]["tools"].size(), 8U);
+    EXPECT_EQ(out[0]["result"]["tools"].size(), 11U);
     EXPECT_EQ(out[0]["result"]["cacheScope"], "public");
 
     out = exchange(R"({"jsonrpc":"2.0","id":2,"method":"server/discover","params":{}})");
@@ -155,9 +155,15 @@ TEST_F(McpServerTest, ListsEveryToolLoadedUpFrontWithAStrictSchema) {
         EXPECT_EQ(tool["_meta"]["anthropic/alwaysLoad"], true) << tool["name"];
         EXPECT_GE(tool["_meta"]["anthropic/maxResultSizeChars"].get<int>(), 100000);
         EXPECT_EQ(tool["inputSchema"]["additionalProperties"], false) << tool["name"];
+        // Run tools declare their structured content; so do runs, plan and harnesses.
+        const std::string name = tool["name"];
+        if (name != "diff" && name != "apply" && name != "discard") {
+            EXPECT_EQ(tool["outputSchema"]["properties"]["text"]["type"], "string") << name;
+        }
     }
-    EXPECT_EQ(names, (std::vector<std::string>{"dispatch", "wait", "approve", "status", "cancel",
-                                               "runs", "plan", "harnesses"}));
+    EXPECT_EQ(names,
+              (std::vector<std::string>{"dispatch", "wait", "approve", "status", "cancel", "runs",
+                                        "plan", "harnesses", "diff", "apply", "discard"}));
 }
 
 TEST_F(McpServerTest, BadInputGetsAnErrorAndTheServerKeepsServing) {
