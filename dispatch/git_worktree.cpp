@@ -175,6 +175,12 @@ Result<ApplyOutcome> Git::apply(const RunWorktree& r) const {
     return out;
 }
 
+Result<std::string> Git::head(const std::string& dir) const {
+    auto head = run(dir, {"rev-parse", "--verify", "--quiet", "HEAD^{commit}"});
+    SONATA_TRY(head);
+    return trimmed(*head);
+}
+
 Result<void> Git::discard(const RunWorktree& r) const {
     std::error_code ec;
     if (std::filesystem::exists(r.path, ec))

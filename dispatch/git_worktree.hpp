@@ -57,6 +57,8 @@ public:
     /// Merges the run's changes into the user's working tree (base: the snapshot; ours: the
     /// user's tree now; theirs: the worktree), leaving the index alone.
     Result<ApplyOutcome> apply(const RunWorktree& run) const;
+    /// The commit HEAD names in `dir`.
+    Result<std::string> head(const std::string& dir) const;
     /// Removes the worktree and its branch.
     Result<void> discard(const RunWorktree& run) const;
 

@@ -6,6 +6,7 @@
 #include "core/text.hpp"
 #include "dispatch/launch.hpp"
 #include "dispatch/run_processes.hpp"
+#include "dispatch/worktree_dispatch.hpp"
 
 namespace sonata::dispatch {
 namespace {
@@ -59,6 +60,24 @@ void judge_end(Receipt& r, const HarnessEnd& end, bool cancelled, const std::str
         degrade(RunState::failed,
                 "exited 0 without a report or any output: the model may never have been reached");
     }
+}
+
+/// A worktree run: the worktree's HEAD now, and its changes' stat at the end of the report (the
+/// parent reads what it would apply before it applies it).
+void record_worktree(Receipt& r, const RunDirectory& dir) {
+    auto runner = make_system_runner();
+    const Git git(*runner, current_environment());
+    const RunWorktree worktree = worktree_of(*r.worktree);
+    if (auto head = git.head(worktree.path)) r.worktree->head = *head;
+    auto stat = git.diff(worktree, true);
+    const std::string changes = "\n---\nchanges in worktree " + worktree.path + " (branch " +
+                                worktree.branch + "; `sonata diff " + r.id + "`, `sonata apply " +
+                                r.id + "`):\n" +
+                                (!stat ? "(could not read them: " + stat.error().message + ")\n"
+                                 : stat->empty() ? "(none)\n"
+                                                 : *stat);
+    auto report = dir.read("report.md", k_max_read_report_bytes);
+    if (report) (void)dir.write("report.md", *report + changes);
 }
 
 /// Signs the report with the run it came from.
@@ -127,6 +146,7 @@ void conclude(Receipt& r, const HarnessEnd& end, bool cancelled, const std::stri
     r.timed_out = result.timed_out;
     r.report_source = take_report(r, end, dir);
     judge_end(r, end, cancelled, abandoned);
+    if (r.worktree && r.report_source != ReportOrigin::none) record_worktree(r, dir);
     if (r.report_source != ReportOrigin::none) add_provenance(r, dir);
 }
 

@@ -65,6 +65,14 @@ TEST_F(WorktreeDispatch, TheRunWorksInItsOwnWorktreeAndApplyLandsExactlyItsChang
     EXPECT_EQ(read_text(w.at("path").get<std::string>() + "/a.txt"), "one\nedited W-1\n");
     EXPECT_TRUE(fs::exists(w.at("path").get<std::string>() + "/user.txt"));
     EXPECT_EQ(read_text(m_project + "/a.txt"), "one\n") << "the user's tree is untouched";
+    EXPECT_EQ(w.at("head"), w.at("base_snapshot")) << "the harness committed nothing";
+    // The report ends with the run's changes, then the run's signature.
+    const std::string report = read_text(run_dir(id) + "/report.md");
+    EXPECT_NE(report.find("changes in worktree " + w.at("path").get<std::string>() +
+                          " (branch sonata/" + id + "; `sonata diff " + id + "`"),
+              std::string::npos)
+        << report;
+    EXPECT_NE(report.find("2 files changed"), std::string::npos) << report;
     EXPECT_EQ(git({"status", "--porcelain"}), status);
     EXPECT_EQ(git({"rev-parse", "--abbrev-ref", "HEAD"}), "main\n");
 
