@@ -4,6 +4,8 @@
 // report (or where the run stands).
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -12,6 +14,7 @@
 
 #include "adapters/support/pipeline.hpp"
 #include "cli/app.hpp"
+#include "cli/fanout_report.hpp"
 #include "cli/init_support.hpp"
 #include "cli/run_output.hpp"
 #include "core/decision_json.hpp"
@@ -37,7 +40,8 @@ struct DispatchArgs {
     std::optional<long> window;
     bool json = false;
     bool worktree = false;
-    bool wait = true; ///< false for `sonata run`
+    std::string fanout; ///< --fanout: harness ids, comma-separated, or "all".
+    bool wait = true;   ///< false for `sonata run`
 };
 
 Result<std::string> read_task(const DispatchArgs& args) {
@@ -69,6 +73,35 @@ Result<std::string> read_task(const DispatchArgs& args) {
     return text;
 }
 
+/// --fanout: the task on each harness at once; waits for them all (within the window) and prints
+/// the combined report. Exit 0 when at least one run is done.
+Result<int> run_fanout(const DispatchArgs& args, const adapters::DispatchRequest& request,
+                       const std::string& task, const Config& config) {
+    if (!request.harness.empty() || !args.resume_run.empty())
+        return fail(ExitCode::usage, "--fanout names the harnesses: drop --harness and --resume");
+    auto harnesses = dispatch::fanout_harnesses(args.fanout, config, request.env);
+    SONATA_TRY(harnesses);
+    const auto timeout =
+        args.timeout ? std::optional(std::chrono::seconds(*args.timeout)) : std::nullopt;
+    const auto members =
+        dispatch::start_fanout(request, *harnesses, task, config, timeout, args.fanout == "all");
+    if (!args.wait) {
+        for (const auto& m : members)
+            std::cout << m.harness << "  " << (m.id.empty() ? "-" : m.id) << '\n';
+        return 0;
+    }
+    const auto window = args.window ? std::chrono::seconds(*args.window) : config.dispatch_window;
+    const auto deadline = std::chrono::steady_clock::now() + window;
+    for (const auto& m : members) {
+        if (m.run_dir.empty()) continue;
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        (void)dispatch::wait_run(m.run_dir, std::max(left, std::chrono::milliseconds(0)));
+    }
+    std::cout << fanout_report(members);
+    return dispatch::any_done(members) ? 0 : to_int(ExitCode::run_failed);
+}
+
 Result<int> run_dispatch(const DispatchArgs& args, const Context& context) {
     auto config = context.config();
     SONATA_TRY(config);
@@ -88,6 +121,7 @@ Result<int> run_dispatch(const DispatchArgs& args, const Context& context) {
     } else {
         request.role = args.role;
     }
+    if (!args.fanout.empty()) return run_fanout(args, request, *task, *config);
     const auto timeout =
         args.timeout ? std::optional(std::chrono::seconds(*args.timeout)) : std::nullopt;
     const auto window = args.window ? std::chrono::seconds(*args.window) : config->dispatch_window;
@@ -153,6 +187,9 @@ void add_common(CLI::App* cmd, DispatchArgs& args) {
     cmd->add_option("--matrix", args.request.matrix,
                     "Capability matrix for the gate (default: this machine's)");
     cmd->add_flag("--json", args.json, "Print the receipt (and report) as JSON");
+    cmd->add_option("--fanout", args.fanout,
+                    "Hand the task to several harnesses at once (H1,H2,… or all): each planned "
+                    "and gated on its own, a write role's each in a worktree; one combined report");
     cmd->add_flag("--worktree", args.worktree,
                   "Run in a git worktree of its own (.sonata/worktrees/ID, branch sonata/ID) "
                   "from the workspace as it is; `sonata diff`, `apply` and `discard` take it on");

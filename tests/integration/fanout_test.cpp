@@ -1,0 +1,94 @@
+// `sonata dispatch --fanout` through the real binary and the stand-in harness: one task on several
+// harnesses at once, each planned and gated on its own; the combined report has a section per
+// harness (its status line and report, or why it was refused), exit 0 when one run is done; a
+// write role's runs each work in a worktree of their own, and each section ends with its changes.
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "tests/support/dispatch_fixture.hpp"
+
+namespace sonata {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::read_text;
+using testing::write_text;
+
+class Fanout : public testing::DispatchFixture {
+protected:
+    void SetUp() override { use_stand_in({"pi", "grok", "agy"}, SONATA_DISPATCH_HARNESS); }
+};
+
+TEST_F(Fanout, AReadOnlyFanoutRunsEachHarnessAndListsTheRefusedOne) {
+    const auto run = sonata({"dispatch", "--fanout", "pi,grok,agy", "--role", "review", "--mode",
+                             "default", "--task", "scenario: final F-1"});
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_EQ(run.out.rfind("fan-out to 3 harness(es): 2 ran\n", 0), 0U) << run.out;
+    for (const std::string h : {"pi", "grok"}) {
+        const auto at = run.out.find("\n## " + h + ": ");
+        ASSERT_NE(at, std::string::npos) << h << "\n" << run.out;
+        EXPECT_NE(run.out.find("  done  " + h + "@1.0.0  plan  review", at), std::string::npos)
+            << run.out;
+    }
+    EXPECT_NE(run.out.find("\n## agy: refused: agy has no read-only mode"), std::string::npos)
+        << run.out;
+    const std::size_t answers = [&] {
+        std::size_t n = 0;
+        for (auto at = run.out.find("final answer F-1"); at != std::string::npos;
+             at = run.out.find("final answer F-1", at + 1))
+            ++n;
+        return n;
+    }();
+    EXPECT_EQ(answers, 2U) << run.out;
+    expect_nothing_left();
+}
+
+TEST_F(Fanout, AWriteFanoutRunsEachInItsOwnWorktree) {
+    Environment& env = m_env;
+    env["GIT_AUTHOR_NAME"] = env["GIT_COMMITTER_NAME"] = "user";
+    env["GIT_AUTHOR_EMAIL"] = env["GIT_COMMITTER_EMAIL"] = "user@example.com";
+    for (const std::vector<std::string>& step :
+         {std::vector<std::string>{"init", "--quiet", "-b", "main"},
+          std::vector<std::string>{"add", "-A"},
+          std::vector<std::string>{"commit", "--quiet", "--allow-empty", "-m", "first"}}) {
+        std::vector<std::string> argv = {"/usr/bin/git", "-C", m_project};
+        argv.insert(argv.end(), step.begin(), step.end());
+        ASSERT_EQ(testing::run_program(argv, m_env, m_project).exit_code, 0);
+    }
+    write_text(m_project + "/a.txt", "the user's\n");
+    const auto run = sonata({"dispatch", "--fanout", "pi,grok", "--role", "code", "--mode",
+                             "acceptEdits", "--task", "scenario: edit F-2"});
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_EQ(read_text(m_project + "/a.txt"), "the user's\n") << "the runs wrote elsewhere";
+    EXPECT_FALSE(fs::exists(m_project + "/F-2.txt"));
+    std::size_t worktrees = 0;
+    for (const auto& entry : fs::directory_iterator(m_project + "/.sonata/worktrees")) {
+        if (!entry.is_directory()) continue;
+        ++worktrees;
+        EXPECT_EQ(read_text(entry.path().string() + "/a.txt"), "the user's\nedited F-2\n");
+    }
+    EXPECT_EQ(worktrees, 2U);
+    // Each section ends with its run's changes.
+    std::size_t changes = 0;
+    for (auto at = run.out.find("changes in worktree "); at != std::string::npos;
+         at = run.out.find("changes in worktree ", at + 1))
+        ++changes;
+    EXPECT_EQ(changes, 2U) << run.out;
+    expect_nothing_left();
+}
+
+TEST_F(Fanout, BadListsAreUsageErrors) {
+    for (const std::string list : {"pi", "pi,pi", "pi,nosuch", ","}) {
+        const auto run = sonata(
+            {"dispatch", "--fanout", list, "--role", "review", "--mode", "default", "--task", "x"});
+        EXPECT_EQ(run.exit_code, to_int(ExitCode::usage)) << list << ": " << run.err;
+        EXPECT_NE(run.err.find("--fanout"), std::string::npos) << run.err;
+    }
+    const auto both = sonata({"dispatch", "--fanout", "pi,grok", "--harness", "pi", "--role",
+                              "review", "--mode", "default", "--task", "x"});
+    EXPECT_EQ(both.exit_code, to_int(ExitCode::usage)) << both.err;
+}
+
+} // namespace
+} // namespace sonata
