@@ -13,12 +13,18 @@ std::string type_error(const json& value, const std::string& type) {
     if (type == "integer") ok = value.is_number_integer();
     if (type == "number") ok = value.is_number();
     if (type == "boolean") ok = value.is_boolean();
+    if (type == "array") {
+        ok = value.is_array() &&
+             std::all_of(value.begin(), value.end(), [](const json& v) { return v.is_string(); });
+    }
     if (type == "object") {
         ok = value.is_object() &&
              std::all_of(value.begin(), value.end(), [](const json& v) { return v.is_string(); });
     }
     if (ok) return {};
-    return "must be " + (type == "object" ? std::string("an object of strings") : "a " + type);
+    if (type == "object") return "must be an object of strings";
+    if (type == "array") return "must be an array of strings";
+    return "must be a " + type;
 }
 
 /// Whether one argument fits its property's declared type, enum and range; empty when it does.

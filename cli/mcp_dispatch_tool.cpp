@@ -5,11 +5,14 @@
 #include <filesystem>
 #include <optional>
 
+#include "cli/fanout_report.hpp"
 #include "cli/mcp_run_results.hpp"
 #include "cli/mcp_tool_support.hpp"
 #include "core/decision_json.hpp"
 #include "core/fs.hpp"
+#include "core/text.hpp"
 #include "dispatch/dispatcher.hpp"
+#include "dispatch/fanout.hpp"
 #include "dispatch/run.hpp"
 
 namespace sonata::cli {
@@ -28,6 +31,12 @@ constexpr const char* k_claude_task_meta = "com.anthropic/agent-task";
 std::string dispatch_arguments_error(const json& args) {
     if (args.contains("task") == args.contains("task_file"))
         return "give the task once: task or task_file";
+    if (args.contains("fanout")) {
+        if (args.contains("harness") || args.contains("resume"))
+            return "fanout names the harnesses: drop harness and resume";
+        if (!args.contains("role")) return "a fanout needs a role";
+        return {};
+    }
     const bool resuming = args.contains("resume");
     if (!resuming && !args.contains("harness") && !args.contains("role"))
         return "give a harness or a role (or resume, a finished run's id)";
@@ -87,10 +96,42 @@ ToolResult refusal(const dispatch::DispatchStarted& started) {
                   "refused");
 }
 
+/// A fan-out: the task on each harness at once, waited for within the window; one combined report.
+ToolResult run_fanout(const Asked& asked, const json& args, const Context& context,
+                      const Progress& progress, const Stop& stop) {
+    std::vector<std::string> names = args.at("fanout").get<std::vector<std::string>>();
+    const std::string list = names.size() == 1 ? names.front() : join(names, ",");
+    auto harnesses = dispatch::fanout_harnesses(list, asked.config, asked.request.env);
+    if (!harnesses) return untold(error_result(harnesses.error()).text, "error");
+    const auto members = dispatch::start_fanout(asked.request, *harnesses, asked.task, asked.config,
+                                                std::nullopt, list == "all");
+    const auto window = window_of(args, context);
+    const auto deadline = std::chrono::steady_clock::now() + window;
+    json runs = json::array();
+    std::string next = "none";
+    for (const auto& m : members) {
+        if (m.run_dir.empty()) continue;
+        const auto left =
+            std::chrono::duration_cast<Seconds>(deadline - std::chrono::steady_clock::now());
+        auto r = watch(m.run_dir, std::max(left, Seconds(0)), progress, stop,
+                       [&](const dispatch::Receipt& receipt) {
+                           return m.harness + " " + std::string(to_string(receipt.state));
+                       });
+        if (!r) continue;
+        runs.push_back(run_facts(*r));
+        if (!dispatch::is_final(r->state)) next = "wait";
+    }
+    const std::string text =
+        fanout_report(members, k_inline_report_chars / std::max<std::size_t>(members.size(), 1));
+    return {text, !dispatch::any_done(members),
+            json{{"state", "fanout"}, {"next", next}, {"runs", runs}, {"text", text}}};
+}
+
 ToolResult run_dispatch(const json& args, const Context& context, const Progress& progress,
                         const Stop& stop) {
     auto asked = asked_dispatch(args, context);
     if (!asked) return asked.error();
+    if (args.contains("fanout")) return run_fanout(*asked, args, context, progress, stop);
     const auto window = window_of(args, context);
     // A ranked role moves on past a run that ends failed with no report: wait for each run as
     // the wait tool does, and stop waiting where the tool would return.
@@ -112,9 +153,12 @@ ToolResult run_dispatch(const json& args, const Context& context, const Progress
 
 /// The dispatch as a task: the run starts and the call returns at once with its id. A ranked
 /// role's first harness that plans to run is the one (falling through would mean waiting).
-mcp::TaskStart start_dispatch_task(const json& args, const Context& context) {
+mcp::TaskStart start_dispatch_task(const json& args, const Context& context,
+                                   const Progress& progress, const Stop& stop) {
     auto asked = asked_dispatch(args, context);
     if (!asked) return {"", asked.error()};
+    // Several runs are not one task: a fan-out answers when its runs do (within the window).
+    if (args.contains("fanout")) return {"", run_fanout(*asked, args, context, progress, stop)};
     auto started =
         dispatch::start_dispatch(asked->request, asked->task, asked->config, std::nullopt, {});
     if (!started) return {"", untold(error_result(started.error()).text, "error")};
@@ -153,6 +197,12 @@ mcp::Tool dispatch_tool(const Context& context) {
                 {"cwd", string_prop("The workspace (default: this session's directory)")},
                 {"resume", string_prop("A finished run's id: continue its harness session "
                                        "(its harness and role), never wider than that run")},
+                {"fanout",
+                 {{"type", "array"},
+                  {"items", {{"type", "string"}}},
+                  {"description", "Hand the task to these harnesses at once ([\"all\"]: every "
+                                  "installed one), each planned and gated on its own, a write "
+                                  "role's each in a worktree; one combined report"}}},
                 {"worktree",
                  {{"type", "boolean"},
                   {"description", "Run in a git worktree of its own from the "
@@ -163,8 +213,8 @@ mcp::Tool dispatch_tool(const Context& context) {
             return run_dispatch(args, context, progress, stop);
         }};
     tool.output_schema = run_output_schema();
-    tool.start_task = [context](const json& args, const Progress&, const Stop&) {
-        return start_dispatch_task(args, context);
+    tool.start_task = [context](const json& args, const Progress& progress, const Stop& stop) {
+        return start_dispatch_task(args, context, progress, stop);
     };
     return tool;
 }

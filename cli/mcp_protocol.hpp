@@ -91,8 +91,8 @@ struct Tool {
     std::string description;
     /// A JSON Schema subset the connection checks each call's arguments against before the body
     /// runs: an object whose properties are "string", "integer" (with minimum and maximum),
-    /// "number", "boolean" or "object" of strings, optionally with an enum; `required`; no other
-    /// property.
+    /// "number", "boolean", "object" of strings or "array" of strings, optionally with an enum;
+    /// `required`; no other property.
     json input_schema;
     Access access = Access::acts;
     /// Runs on a worker thread with checked arguments.

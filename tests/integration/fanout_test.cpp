@@ -5,8 +5,10 @@
 #include <filesystem>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "tests/support/dispatch_fixture.hpp"
+#include "tests/support/mcp_session.hpp"
 
 namespace sonata {
 namespace {
@@ -75,6 +77,37 @@ TEST_F(Fanout, AWriteFanoutRunsEachInItsOwnWorktree) {
          at = run.out.find("changes in worktree ", at + 1))
         ++changes;
     EXPECT_EQ(changes, 2U) << run.out;
+    expect_nothing_left();
+}
+
+TEST_F(Fanout, TheMcpDispatchFansOutAndAnswersWithTheCombinedReportEvenToATaskClient) {
+    testing::McpSession server(m_env, m_project);
+    json params = {
+        {"name", "dispatch"},
+        {"arguments",
+         {{"role", "review"}, {"fanout", {"pi", "grok", "agy"}}, {"task", "scenario: final F-3"}}}};
+    params["_meta"] = {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+                       {"io.modelcontextprotocol/clientCapabilities",
+                        {{"extensions", {{"io.modelcontextprotocol/tasks", json::object()}}}}}};
+    const json answer = server.request(
+        {{"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/call"}, {"params", params}});
+    const json& r = answer["result"];
+    ASSERT_EQ(r["resultType"], "complete") << "several runs are not one task: " << answer.dump();
+    EXPECT_EQ(r["isError"], false);
+    EXPECT_EQ(r["structuredContent"]["state"], "fanout");
+    EXPECT_EQ(r["structuredContent"]["runs"].size(), 2U);
+    const std::string text = r["content"][0]["text"];
+    EXPECT_NE(text.find("## agy: refused: agy has no read-only mode"), std::string::npos) << text;
+    EXPECT_NE(text.find("final answer F-3"), std::string::npos) << text;
+    // A fan-out names its role, not a harness.
+    params["arguments"]["harness"] = "pi";
+    const json bad = server.request(
+        {{"jsonrpc", "2.0"}, {"id", 2}, {"method", "tools/call"}, {"params", params}});
+    EXPECT_NE(
+        bad["result"]["content"][0]["text"].get<std::string>().find("fanout names the harnesses"),
+        std::string::npos)
+        << bad.dump();
+    server.close();
     expect_nothing_left();
 }
 
