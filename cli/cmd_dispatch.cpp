@@ -19,6 +19,7 @@
 #include "cli/run_output.hpp"
 #include "core/decision_json.hpp"
 #include "core/fs.hpp"
+#include "core/text.hpp"
 #include "dispatch/dispatcher.hpp"
 #include "dispatch/run.hpp"
 #include "dispatch/run_dir.hpp"
@@ -122,6 +123,12 @@ Result<int> run_dispatch(const DispatchArgs& args, const Context& context) {
         request.role = args.role;
     }
     if (!args.fanout.empty()) return run_fanout(args, request, *task, *config);
+    if (const auto role = config->find_role(request.role);
+        role && !role->fanout.empty() && request.harness.empty() && args.resume_run.empty()) {
+        DispatchArgs fanned = args;
+        fanned.fanout = join(role->fanout, ",");
+        return run_fanout(fanned, request, *task, *config);
+    }
     const auto timeout =
         args.timeout ? std::optional(std::chrono::seconds(*args.timeout)) : std::nullopt;
     const auto window = args.window ? std::chrono::seconds(*args.window) : config->dispatch_window;

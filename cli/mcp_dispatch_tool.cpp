@@ -96,6 +96,18 @@ ToolResult refusal(const dispatch::DispatchStarted& started) {
                   "refused");
 }
 
+/// The arguments of a fan-out: the call's own `fanout`, or its role's when the call names no
+/// harness; null when the dispatch is a single one.
+json fanout_of(const json& args, const Asked& asked) {
+    if (args.contains("fanout")) return args;
+    const auto role = asked.config.find_role(asked.request.role);
+    if (!role || role->fanout.empty() || args.contains("harness") || args.contains("resume"))
+        return nullptr;
+    json fanned = args;
+    fanned["fanout"] = role->fanout;
+    return fanned;
+}
+
 /// A fan-out: the task on each harness at once, waited for within the window; one combined report.
 ToolResult run_fanout(const Asked& asked, const json& args, const Context& context,
                       const Progress& progress, const Stop& stop) {
@@ -131,7 +143,8 @@ ToolResult run_dispatch(const json& args, const Context& context, const Progress
                         const Stop& stop) {
     auto asked = asked_dispatch(args, context);
     if (!asked) return asked.error();
-    if (args.contains("fanout")) return run_fanout(*asked, args, context, progress, stop);
+    if (const json fanned = fanout_of(args, *asked); !fanned.is_null())
+        return run_fanout(*asked, fanned, context, progress, stop);
     const auto window = window_of(args, context);
     // A ranked role moves on past a run that ends failed with no report: wait for each run as
     // the wait tool does, and stop waiting where the tool would return.
@@ -158,7 +171,8 @@ mcp::TaskStart start_dispatch_task(const json& args, const Context& context,
     auto asked = asked_dispatch(args, context);
     if (!asked) return {"", asked.error()};
     // Several runs are not one task: a fan-out answers when its runs do (within the window).
-    if (args.contains("fanout")) return {"", run_fanout(*asked, args, context, progress, stop)};
+    if (const json fanned = fanout_of(args, *asked); !fanned.is_null())
+        return {"", run_fanout(*asked, fanned, context, progress, stop)};
     auto started =
         dispatch::start_dispatch(asked->request, asked->task, asked->config, std::nullopt, {});
     if (!started) return {"", untold(error_result(started.error()).text, "error")};

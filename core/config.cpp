@@ -163,8 +163,8 @@ struct Parser {
         const auto* role = value.as_table();
         if (role == nullptr)
             return fail(ExitCode::config, at(value) + "'" + path + "' must be a table");
-        if (auto r = unknown_keys(*role, {"kind", "harness", "harnesses", "model", "worktree"},
-                                  path + ".");
+        if (auto r = unknown_keys(
+                *role, {"kind", "harness", "harnesses", "model", "worktree", "fanout"}, path + ".");
             !r)
             return r;
         Role parsed{name, RoleKind::read_only, {}, {}};
@@ -179,6 +179,9 @@ struct Parser {
         }
         if (const auto* ranked = role->get("harnesses")) {
             if (auto r = ranked_harnesses(parsed, *role, *ranked, path); !r) return r;
+        }
+        if (const auto* fanout = role->get("fanout")) {
+            if (auto r = fanout_harnesses(parsed, *fanout, path); !r) return r;
         }
         if (const auto* worktree = role->get("worktree")) {
             const auto flag = worktree->value<bool>();
@@ -229,6 +232,28 @@ struct Parser {
         }
         parsed.harness = parsed.ranked.front();
         config.lines[path + ".harness"] = static_cast<int>(ranked.source().begin.line);
+        return {};
+    }
+
+    /// A role's `fanout`: two distinct harness ids or more, or ["all"].
+    Result<void> fanout_harnesses(Role& parsed, const toml::node& fanout, const std::string& path) {
+        const auto* list = fanout.as_array();
+        const auto bad = [&] {
+            return fail(ExitCode::config, at(fanout) + "'" + path +
+                                              ".fanout' must name two harnesses or more, "
+                                              "each once, or be [\"all\"]");
+        };
+        if (list == nullptr) return bad();
+        for (const auto& item : *list) {
+            auto id = string_at(item, path + ".fanout");
+            SONATA_TRY(id);
+            if (std::find(parsed.fanout.begin(), parsed.fanout.end(), *id) != parsed.fanout.end())
+                return bad();
+            parsed.fanout.push_back(*id);
+        }
+        const bool all = parsed.fanout == std::vector<std::string>{"all"};
+        if (!all && parsed.fanout.size() < 2) return bad();
+        config.lines[path + ".fanout"] = static_cast<int>(fanout.source().begin.line);
         return {};
     }
 

@@ -56,6 +56,8 @@ struct Role {
     std::vector<std::string> ranked = {};
     /// `worktree = true`: each run works in a git worktree of its own (`--worktree`).
     bool worktree = false;
+    /// `fanout = [...]`: a dispatch that names no harness hands the task to each (`--fanout`).
+    std::vector<std::string> fanout = {};
 };
 
 /// The built-in roles, in a stable order.

@@ -53,7 +53,7 @@ std::vector<FanoutMember> start_fanout(const adapters::DispatchRequest& request,
                                        const std::vector<std::string>& harnesses,
                                        const std::string& task, const Config& config,
                                        std::optional<std::chrono::seconds> timeout,
-                                       bool skip_not_installed) {
+                                       bool only_runnable) {
     std::vector<FanoutMember> members;
     const auto role = config.find_role(request.role);
     for (const auto& harness : harnesses) {
@@ -64,9 +64,10 @@ std::vector<FanoutMember> start_fanout(const adapters::DispatchRequest& request,
         FanoutMember member{harness, {}, {}, {}, {}};
         auto started = start_dispatch(one, task, config, timeout);
         if (!started) {
-            if (skip_not_installed && started.error().code == ExitCode::not_installed) continue;
+            if (only_runnable && started.error().code == ExitCode::not_installed) continue;
             member.error = started.error().message;
         } else if (!started->planned.decision.runs()) {
+            if (only_runnable) continue; // "all": the harnesses whose cells hold here
             member.refused = started->planned.decision.refusal().reason;
         } else {
             member.run_dir = started->run_dir;

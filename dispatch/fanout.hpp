@@ -29,13 +29,14 @@ Result<std::vector<std::string>> fanout_harnesses(const std::string& list, const
                                                   const Environment& env);
 
 /// Starts `task` on each harness of `harnesses` with `request` (its role, mode and options); a
-/// write role's runs each get a worktree. Under "all", harnesses that are not installed are left
-/// out rather than listed. Nothing here waits for the runs.
+/// write role's runs each get a worktree. `only_runnable` ("all"): harnesses that are not
+/// installed or that the planner or the gate refuse here are left out rather than listed. Nothing
+/// here waits for the runs.
 std::vector<FanoutMember> start_fanout(const adapters::DispatchRequest& request,
                                        const std::vector<std::string>& harnesses,
                                        const std::string& task, const Config& config,
                                        std::optional<std::chrono::seconds> timeout,
-                                       bool skip_not_installed);
+                                       bool only_runnable);
 
 /// Whether at least one member's run ended done.
 bool any_done(const std::vector<FanoutMember>& members);

@@ -111,6 +111,22 @@ TEST_F(Fanout, TheMcpDispatchFansOutAndAnswersWithTheCombinedReportEvenToATaskCl
     expect_nothing_left();
 }
 
+TEST_F(Fanout, ARoleWithAFanoutFansOutADispatchThatNamesNoHarness) {
+    write_text(m_project + "/sonata.toml",
+               "[roles.second]\nkind = \"read-only\"\nfanout = [\"pi\", \"grok\"]\n");
+    const auto run = sonata(
+        {"dispatch", "--role", "second", "--mode", "default", "--task", "scenario: final F-4"});
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_EQ(run.out.rfind("fan-out to 2 harness(es): 2 ran\n", 0), 0U) << run.out;
+    // "all": every installed harness whose cells hold here; agy, refused read-only, is left out.
+    const auto all = sonata({"dispatch", "--fanout", "all", "--role", "review", "--mode", "default",
+                             "--task", "scenario: final F-5"});
+    EXPECT_EQ(all.exit_code, 0) << all.err;
+    EXPECT_EQ(all.out.find("## agy"), std::string::npos) << all.out;
+    EXPECT_NE(all.out.find("\n## pi: "), std::string::npos) << all.out;
+    expect_nothing_left();
+}
+
 TEST_F(Fanout, BadListsAreUsageErrors) {
     for (const std::string list : {"pi", "pi,pi", "pi,nosuch", ","}) {
         const auto run = sonata(

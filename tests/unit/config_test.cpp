@@ -141,5 +141,27 @@ TEST(Config, DispatchLimitsAreCheckedLikeEveryOtherKey) {
     }
 }
 
+TEST(Config, ARoleMayRunInWorktreesAndFanOut) {
+    const auto config = parse_config("[roles.second]\nkind = \"read-only\"\n"
+                                     "fanout = [\"pi\", \"codex\"]\n"
+                                     "[roles.iso]\nkind = \"write\"\nworktree = true\n"
+                                     "[roles.every]\nkind = \"read-only\"\nfanout = [\"all\"]\n",
+                                     "s.toml");
+    ASSERT_TRUE(config) << config.error().message;
+    EXPECT_EQ(config->find_role("second")->fanout, (std::vector<std::string>{"pi", "codex"}));
+    EXPECT_TRUE(config->find_role("iso")->worktree);
+    EXPECT_FALSE(config->find_role("second")->worktree);
+    EXPECT_EQ(config->find_role("every")->fanout, std::vector<std::string>{"all"});
+    for (const std::string& bad :
+         {std::string("fanout = [\"pi\"]\n"), std::string("fanout = [\"pi\", \"pi\"]\n"),
+          std::string("fanout = \"pi,codex\"\n"), std::string("fanout = [1, 2]\n"),
+          std::string("worktree = \"yes\"\n")}) {
+        const auto parsed = parse_config("[roles.r]\nkind = \"read-only\"\n" + bad, "s.toml");
+        ASSERT_FALSE(parsed) << bad;
+        EXPECT_EQ(parsed.error().code, ExitCode::config);
+        EXPECT_EQ(parsed.error().message.rfind("s.toml:", 0), 0U) << parsed.error().message;
+    }
+}
+
 } // namespace
 } // namespace sonata
