@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <sstream>
 
@@ -76,8 +77,11 @@ Result<std::string> Git::commit(const std::string& repo, const std::string& tree
 }
 
 Result<std::string> Git::tree_of(const std::string& dir, const std::string& parent) const {
+    // An index of each call's own: a server's tool calls may run at once on one repository.
+    static std::atomic<unsigned> calls{0};
     auto index =
-        run(dir, {"rev-parse", "--git-path", "sonata-index-" + std::to_string(::getpid())});
+        run(dir, {"rev-parse", "--git-path",
+                  "sonata-index-" + std::to_string(::getpid()) + "-" + std::to_string(calls++)});
     SONATA_TRY(index);
     std::filesystem::path path = trimmed(*index);
     if (path.is_relative()) path = std::filesystem::path(dir) / path;
