@@ -187,7 +187,8 @@ Refusal refusal_for(const Decision& decision, const GateCheck& check, const Gate
                          scope.mode + " mode: ";
     if (repository) {
         reason += decision.harness + " loads what the repository holds, and this workspace holds " +
-                  found_phrase(*workspace) + " (measured: " + check.evidence + ")";
+                  found_phrase(*workspace) + " (in " + workspace->root +
+                  "; measured: " + check.evidence + ")";
     } else {
         reason += check.evidence;
     }

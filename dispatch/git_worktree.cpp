@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <sstream>
@@ -44,6 +45,25 @@ Result<ProcessResult> raw_git(ProcessRunner& runner, Environment env, const std:
     request.timeout = std::chrono::minutes(5);
     request.max_output_bytes = 64U << 20U;
     return runner.run(request);
+}
+
+/// The submodules checked out in `repo`, from `git ls-files --stage -z` output: the gitlinks
+/// (mode 160000) whose directory holds a checkout of its own.
+std::vector<std::string> checked_out_submodules(const std::string& repo,
+                                                const std::string& staged) {
+    std::vector<std::string> out;
+    std::size_t at = 0;
+    while (at < staged.size()) {
+        const auto end = std::min(staged.find('\0', at), staged.size());
+        const std::string entry = staged.substr(at, end - at);
+        at = end + 1;
+        const auto tab = entry.find('\t');
+        if (!entry.starts_with("160000 ") || tab == std::string::npos) continue;
+        const std::string path = entry.substr(tab + 1);
+        std::error_code ec;
+        if (std::filesystem::exists(repo + "/" + path + "/.git", ec)) out.push_back(path);
+    }
+    return out;
 }
 
 } // namespace
@@ -106,6 +126,15 @@ Result<std::string> Git::tree_of(const std::string& dir, const std::string& pare
 Result<WorktreeBase> Git::snapshot(const std::string& repo) const {
     auto head = run(repo, {"rev-parse", "--verify", "--quiet", "HEAD^{commit}"});
     if (!head) return fail(ExitCode::usage, repo + " has no commit yet: commit once first");
+    auto staged = run(repo, {"ls-files", "--stage", "-z"});
+    SONATA_TRY(staged);
+    if (const auto subs = checked_out_submodules(repo, *staged); !subs.empty()) {
+        // A worktree checks out no submodule: the run would not see their files, and what it
+        // wrote in them would be in no diff.
+        return fail(ExitCode::usage,
+                    repo + " has submodules checked out (" + join(subs, ", ") +
+                        "), which a run's worktree would not hold: dispatch without a worktree");
+    }
     WorktreeBase base{trimmed(*head), trimmed(*head), false};
     auto tree = tree_of(repo, base.head);
     SONATA_TRY(tree);

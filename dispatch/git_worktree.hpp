@@ -44,7 +44,8 @@ public:
 
     /// The top level of the repository holding `dir`; an error naming it when there is none.
     Result<std::string> top_level(const std::string& dir) const;
-    /// Freezes the workspace of `repo` (see WorktreeBase).
+    /// Freezes the workspace of `repo` (see WorktreeBase); an error when a submodule is checked
+    /// out there, since a worktree would hold none of its files.
     Result<WorktreeBase> snapshot(const std::string& repo) const;
     /// Adds the worktree of run `id` at its base; refuses a branch or a directory that exists.
     Result<RunWorktree> add(const std::string& repo, const std::string& id,

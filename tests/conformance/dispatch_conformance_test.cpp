@@ -24,6 +24,7 @@
 #include "probes/script.hpp"
 #include "probes/workspace.hpp"
 #include "tests/support/pins.hpp"
+#include "tests/support/real_dispatch.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/sonata_run.hpp"
 
@@ -74,15 +75,9 @@ protected:
         m_server =
             std::make_unique<probes::ModelServer>(*parsed, adapter.tools(), scratch->workspace());
         EXPECT_TRUE(m_server->start());
-        adapters::EndpointSpec endpoint;
-        endpoint.base_url = m_server->base_url();
-        endpoint.home = scratch->home();
-        endpoint.workspace = scratch->workspace();
-        auto injected = adapter.inject_endpoint(decision.invocation(), endpoint);
-        EXPECT_TRUE(injected) << injected.error().message;
-        EXPECT_TRUE(scratch->write_files(injected->files));
-        Decision probed = decision;
-        probed.outcome = injected->invocation;
+        auto aimed = testing::aimed_at(decision, *m_server, *scratch, scratch->workspace());
+        EXPECT_TRUE(aimed) << aimed.error().message;
+        const Decision probed = aimed ? *aimed : decision;
         dispatch::Receipt receipt = dispatch::receipt_for(decision);
         receipt.max_budget_usd = budget;
         receipt.budget_enforced = budget && adapter.enforces_budget();
@@ -151,23 +146,8 @@ protected:
     /// The decision for `mode` and a role of `kind` on this machine.
     Result<Decision> decide(Mode mode, RoleKind kind, std::optional<double> budget = {},
                             const std::string& resume = {}) {
-        adapters::PlanRequest request;
-        request.harness_id = GetParam().id;
-        request.parent_mode = mode;
-        request.role = Role{kind == RoleKind::write ? "code" : "review", kind, {}, {}};
-        request.executable = m_bin;
-        request.version = GetParam().version;
-        // The Node.js the harness needs, chosen as `sonata dispatch` chooses it.
-        if (const auto need = node_need(m_bin)) {
-            auto runner = make_system_runner();
-            request.path_first = choose_node(*need, current_environment(), *runner).path_first;
-        }
-        request.host = adapters::detect_host(); // as root, claude's bypass is refused
-        request.support_dir = m_dir.path() + "/support";
-        request.write_support_files = true;
-        request.max_budget_usd = budget;
-        request.resume_session = resume;
-        return adapters::decide(request);
+        return testing::decide_real({GetParam().id, m_bin, GetParam().version, mode, kind,
+                                     m_dir.path() + "/support", budget, resume});
     }
 
     std::optional<probes::Scratch> m_scratch;

@@ -1,7 +1,8 @@
 // The gate looks at the workspace, with the pinned opencode: its expected matrix measures
 // hostile-workspace `violated` (a repository's plugin code runs), so `sonata plan` refuses a
 // dispatch from a workspace that holds a file opencode would load, naming it, and runs one from a
-// workspace that holds none, saying what would change that.
+// workspace that holds none, saying what would change that; a worktree run is refused for the file
+// its worktree holds, naming it there.
 #include <cstdlib>
 #include <filesystem>
 
@@ -76,6 +77,42 @@ TEST_F(WorkspaceGate, OpencodeIsRefusedFromAWorkspaceHoldingItsConfig) {
     ASSERT_EQ(doc.at("decision"), "refuse") << doc.dump(2);
     EXPECT_NE(doc.at("reason").get<std::string>().find("this workspace holds opencode.json"),
               std::string::npos);
+}
+
+TEST_F(WorkspaceGate, AWorktreeRunIsRefusedNamingTheFileInItsWorktreeAndLeavesNothing) {
+    const std::string work = m_dir.path() + "/work";
+    const Environment env{{"PATH", m_path},
+                          {"HOME", m_dir.path() + "/home"},
+                          {"XDG_CONFIG_HOME", m_dir.path() + "/home/.config"},
+                          {"GIT_AUTHOR_NAME", "user"},
+                          {"GIT_AUTHOR_EMAIL", "user@example.com"},
+                          {"GIT_COMMITTER_NAME", "user"},
+                          {"GIT_COMMITTER_EMAIL", "user@example.com"}};
+    const auto git = [&](const std::vector<std::string>& args) {
+        return testing::git_in(work, args, env);
+    };
+    git({"init", "--quiet", "-b", "main"});
+    testing::write_text(work + "/a.txt", "one\n");
+    git({"add", "-A"});
+    git({"commit", "--quiet", "-m", "first"});
+    // Not yet committed: the worktree starts from the workspace as it is, so it holds the plugin.
+    testing::write_text(work + "/.opencode/plugin/formatter.js",
+                        "export const Formatter = async () => ({});\n");
+    const auto run = testing::run_sonata(
+        {"dispatch", "--worktree", "--harness", "opencode", "--role", "write", "--mode",
+         "acceptEdits", "--task", "hello", "--matrix",
+         std::string(SONATA_SOURCE_DIR) + "/tests/conformance/expected/opencode.json"},
+        env, work);
+    EXPECT_EQ(run.exit_code, to_int(ExitCode::refused)) << run.err << run.out;
+    EXPECT_NE(
+        run.out.find("this workspace holds .opencode/plugin/ (in " + work + "/.sonata/worktrees/"),
+        std::string::npos)
+        << run.out;
+    EXPECT_EQ(git({"branch", "--list", "sonata/*"}), "");
+    EXPECT_EQ(git({"worktree", "list", "--porcelain"}).find(".sonata/worktrees/"),
+              std::string::npos);
+    EXPECT_FALSE(std::filesystem::exists(work + "/.sonata/runs") &&
+                 !std::filesystem::is_empty(work + "/.sonata/runs"));
 }
 
 } // namespace

@@ -54,10 +54,9 @@ TEST_F(Fanout, AWriteFanoutRunsEachInItsOwnWorktree) {
          {std::vector<std::string>{"init", "--quiet", "-b", "main"},
           std::vector<std::string>{"add", "-A"},
           std::vector<std::string>{"commit", "--quiet", "--allow-empty", "-m", "first"}}) {
-        std::vector<std::string> argv = {"/usr/bin/git", "-C", m_project};
-        argv.insert(argv.end(), step.begin(), step.end());
-        ASSERT_EQ(testing::run_program(argv, m_env, m_project).exit_code, 0);
+        testing::git_in(m_project, step, m_env);
     }
+    ASSERT_FALSE(HasFailure());
     write_text(m_project + "/a.txt", "the user's\n");
     const auto run = sonata({"dispatch", "--fanout", "pi,grok", "--role", "code", "--mode",
                              "acceptEdits", "--task", "scenario: edit F-2"});

@@ -31,11 +31,7 @@ protected:
 
     /// `git ARGS` in the repository, as the user runs it; its stdout.
     std::string git(const std::vector<std::string>& args) {
-        std::vector<std::string> argv = {"/usr/bin/git", "-C", m_repo};
-        argv.insert(argv.end(), args.begin(), args.end());
-        const auto run = testing::run_program(argv, m_env, m_repo);
-        EXPECT_EQ(run.exit_code, 0) << run.err;
-        return run.out;
+        return testing::git_in(m_repo, args, m_env);
     }
 
     /// The user's repository as git sees it: index, stash, the branch checked out and every
@@ -185,6 +181,34 @@ TEST_F(GitWorktree, TheRepositorysHooksNeverRun) {
     const RunWorktree run = started("r8");
     EXPECT_TRUE(fs::exists(run.path + "/a.txt"));
     EXPECT_FALSE(fs::exists(m_dir.path() + "/hook-ran")) << "post-checkout ran";
+}
+
+TEST_F(GitWorktree, ACheckedOutSubmoduleIsAClearErrorAndAnUninitialisedOneIsNot) {
+    const std::string lib = m_dir.make_dir("lib");
+    const auto in_lib = [&](const std::vector<std::string>& args) {
+        testing::git_in(lib, args, m_env);
+    };
+    in_lib({"init", "--quiet", "-b", "main"});
+    write_text(lib + "/lib.txt", "lib\n");
+    in_lib({"add", "-A"});
+    in_lib({"commit", "--quiet", "-m", "lib"});
+    git({"-c", "protocol.file.allow=always", "submodule", "add", "--quiet", lib, "lib"});
+    git({"commit", "--quiet", "-m", "a submodule"});
+    write_text(m_repo + "/lib/lib.txt", "edited inside the submodule\n");
+    const std::string before = state();
+    // Its files, and the user's edit in them, would be missing from the worktree.
+    const auto refused = m_git.snapshot(m_repo);
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().message,
+              m_repo + " has submodules checked out (lib), which a run's worktree would not "
+                       "hold: dispatch without a worktree");
+    EXPECT_EQ(state(), before);
+    EXPECT_EQ(read_text(m_repo + "/lib/lib.txt"), "edited inside the submodule\n");
+    // Not checked out, it is an empty directory in the workspace and in the worktree alike.
+    git({"submodule", "deinit", "--quiet", "--force", "lib"});
+    const RunWorktree run = started("r9");
+    EXPECT_TRUE(fs::is_directory(run.path + "/lib"));
+    EXPECT_TRUE(fs::is_empty(run.path + "/lib"));
 }
 
 } // namespace

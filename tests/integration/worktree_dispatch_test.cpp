@@ -36,11 +36,7 @@ protected:
     }
 
     std::string git(const std::vector<std::string>& args) {
-        std::vector<std::string> argv = {"/usr/bin/git", "-C", m_project};
-        argv.insert(argv.end(), args.begin(), args.end());
-        const auto run = testing::run_program(argv, m_env, m_project);
-        EXPECT_EQ(run.exit_code, 0) << run.err;
-        return run.out;
+        return testing::git_in(m_project, args, m_env);
     }
 
     /// A --worktree dispatch of the code role in acceptEdits; its receipt.

@@ -13,6 +13,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include "tests/support/mcp_session.hpp"
@@ -43,6 +44,15 @@ SonataRun run_sonata(const std::vector<std::string>& args, const Environment& en
     std::vector<std::string> argv{SONATA_BIN};
     argv.insert(argv.end(), args.begin(), args.end());
     return run_program(argv, env, cwd, stdin_data, wrapper);
+}
+
+std::string git_in(const std::string& repo, const std::vector<std::string>& args,
+                   const Environment& env) {
+    std::vector<std::string> argv = {"/usr/bin/git", "-C", repo};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const auto run = run_program(argv, env, repo);
+    EXPECT_EQ(run.exit_code, 0) << "git " << (args.empty() ? "" : args.front()) << ": " << run.err;
+    return run.out;
 }
 
 std::string mcp_call(const std::string& tool, const std::string& arguments_json,

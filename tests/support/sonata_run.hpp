@@ -31,6 +31,11 @@ SonataRun run_program(const std::vector<std::string>& argv, const Environment& e
                       const std::optional<std::string>& stdin_data = std::nullopt,
                       const std::vector<std::string>& wrapper = {});
 
+/// `git -C repo ARGS` with `env`, expected to succeed (a failure fails the test, with git's
+/// message); its stdout.
+std::string git_in(const std::string& repo, const std::vector<std::string>& args,
+                   const Environment& env);
+
 /// `sonata mcp` in `cwd`: initialize, then one tools/call of `tool` with `arguments_json` (an
 /// object), stdin held open until the call is answered (the server stops its calls at end of
 /// input). Returns the raw line that answers the call (id 2); throws when none came in 90 s.

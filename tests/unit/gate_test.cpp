@@ -129,7 +129,7 @@ TEST(Gate, AHarnessThatLoadsTheRepositoryRunsWhereTheWorkspaceHoldsNothingItLoad
     ASSERT_FALSE(refused.runs());
     EXPECT_NE(refused.refusal().reason.find(
                   "opencode loads what the repository holds, and this workspace holds "
-                  ".opencode/plugin/ (measured: code defined by the repository ran"),
+                  ".opencode/plugin/ (in /ws; measured: code defined by the repository ran"),
               std::string::npos)
         << refused.refusal().reason;
     EXPECT_EQ(refused.refusal().alternatives.front(),
@@ -169,7 +169,7 @@ TEST(Gate, AReachableProjectMcpServerRefusesOnlyWhereTheWorkspaceDefinesOne) {
     Decision refused = decision();
     apply_gate(refused, &m, GateStrictness::warn, this_machine(), &workspace);
     ASSERT_FALSE(refused.runs());
-    EXPECT_NE(refused.refusal().reason.find("this workspace holds .mcp.json (measured: the "
+    EXPECT_NE(refused.refusal().reason.find("this workspace holds .mcp.json (in /ws; measured: the "
                                             "project MCP server's tool ran"),
               std::string::npos)
         << refused.refusal().reason;
