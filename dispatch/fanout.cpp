@@ -5,6 +5,7 @@
 
 #include "adapters/registry.hpp"
 #include "adapters/support/detect.hpp"
+#include "adapters/support/pipeline.hpp"
 #include "core/text.hpp"
 #include "dispatch/run.hpp"
 
@@ -56,11 +57,15 @@ std::vector<FanoutMember> start_fanout(const adapters::DispatchRequest& request,
                                        bool only_runnable) {
     std::vector<FanoutMember> members;
     const auto role = config.find_role(request.role);
+    // Several writers at once: each in a worktree of its own, never in the same files. A parent in
+    // plan mode narrows a write role to plan: its runs write nothing, as a single dispatch's.
+    const auto parent = adapters::parent_mode(request, config);
+    const bool writers =
+        role && role->kind == RoleKind::write && !(parent && parent->mode == Mode::plan);
     for (const auto& harness : harnesses) {
         adapters::DispatchRequest one = request;
         one.harness = harness;
-        // Several writers at once: each in a worktree of its own, never in the same files.
-        if (role && role->kind == RoleKind::write) one.workspace = adapters::Workspace::worktree;
+        if (writers) one.workspace = adapters::Workspace::worktree;
         FanoutMember member{harness, {}, {}, {}, {}};
         auto started = start_dispatch(one, task, config, timeout);
         if (!started) {

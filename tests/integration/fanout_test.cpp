@@ -126,6 +126,28 @@ TEST_F(Fanout, ARoleWithAFanoutFansOutADispatchThatNamesNoHarness) {
     expect_nothing_left();
 }
 
+TEST_F(Fanout, AWriteFanoutInPlanModeIsPlannedAsASingleDispatchIs) {
+    // A parent in plan mode: a write role runs read-only in plan where the harness has a plan
+    // mapping (pi), and is refused where it has none (agy), each exactly as a single dispatch.
+    // Nothing writes, so no run needs a worktree: the workspace need not be a git repository.
+    const auto pi = dispatch("pi", "code", "plan", "scenario: final F-6", {});
+    ASSERT_EQ(pi.exit_code, 0) << pi.err;
+    EXPECT_EQ(receipt_of(pi).at("mode"), "plan");
+    const auto agy = dispatch("agy", "code", "plan", "scenario: final F-6", {});
+    ASSERT_EQ(agy.exit_code, to_int(ExitCode::refused)) << agy.out;
+    const std::string agy_reason = agy.out.substr(agy.out.find("refuse: ") + 8);
+    const auto run = sonata({"dispatch", "--fanout", "pi,agy", "--role", "code", "--mode", "plan",
+                             "--task", "scenario: final F-6"});
+    EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+    EXPECT_EQ(run.out.rfind("fan-out to 2 harness(es): 1 ran\n", 0), 0U) << run.out;
+    EXPECT_NE(run.out.find("  done  pi@1.0.0  plan  code"), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find("\n## agy: refused: " + agy_reason.substr(0, agy_reason.find('\n'))),
+              std::string::npos)
+        << run.out << "\nthe single dispatch's refusal: " << agy_reason;
+    EXPECT_FALSE(fs::exists(m_project + "/.sonata/worktrees")) << "a plan run got a worktree";
+    expect_nothing_left();
+}
+
 TEST_F(Fanout, BadListsAreUsageErrors) {
     for (const std::string list : {"pi", "pi,pi", "pi,nosuch", ","}) {
         const auto run = sonata(
