@@ -58,6 +58,9 @@ Result<std::string> task_of(const json& args, const std::string& cwd) {
     return task;
 }
 
+/// The answer to a call that failed before any run started.
+ToolResult errored(const Error& error) { return untold(error_result(error).text, "error"); }
+
 /// A dispatch the call asks for, checked and read.
 struct Asked {
     adapters::DispatchRequest request;
@@ -70,7 +73,7 @@ tl::expected<Asked, ToolResult> asked_dispatch(const json& args, const Context& 
     if (auto bad = dispatch_arguments_error(args); !bad.empty())
         return tl::unexpected(untold(bad, "error"));
     auto config = context.config();
-    if (!config) return tl::unexpected(untold(error_result(config.error()).text, "error"));
+    if (!config) return tl::unexpected(errored(config.error()));
     auto request = base_request(args, context);
     if (const auto it = args.find("worktree"); it != args.end() && *it == true)
         request.workspace = adapters::Workspace::worktree;
@@ -78,7 +81,7 @@ tl::expected<Asked, ToolResult> asked_dispatch(const json& args, const Context& 
         return tl::unexpected(untold(bad, "error"));
     if (args.contains("resume")) {
         if (auto ok = dispatch::resume_run(request, text_arg(args, "resume")); !ok)
-            return tl::unexpected(untold(error_result(ok.error()).text, "error"));
+            return tl::unexpected(errored(ok.error()));
     }
     auto task = task_of(args, request.cwd);
     if (!task) return tl::unexpected(untold(task.error().message, "error"));
@@ -114,7 +117,7 @@ ToolResult run_fanout(const Asked& asked, const json& args, const Context& conte
     std::vector<std::string> names = args.at("fanout").get<std::vector<std::string>>();
     const std::string list = names.size() == 1 ? names.front() : join(names, ",");
     auto harnesses = dispatch::fanout_harnesses(list, asked.config, asked.request.env);
-    if (!harnesses) return untold(error_result(harnesses.error()).text, "error");
+    if (!harnesses) return errored(harnesses.error());
     const auto members = dispatch::start_fanout(asked.request, *harnesses, asked.task, asked.config,
                                                 std::nullopt, list == "all");
     const auto window = window_of(args, context);
@@ -158,7 +161,7 @@ ToolResult run_dispatch(const json& args, const Context& context, const Progress
     };
     auto started =
         dispatch::start_dispatch(asked->request, asked->task, asked->config, std::nullopt, settle);
-    if (!started) return untold(error_result(started.error()).text, "error");
+    if (!started) return errored(started.error());
     if (!started->planned.decision.runs()) return refusal(*started);
     progress("started run " + started->id);
     return wait_and_tell(started->run_dir, window, progress, stop, "");
@@ -175,7 +178,7 @@ mcp::TaskStart start_dispatch_task(const json& args, const Context& context,
         return {"", run_fanout(*asked, fanned, context, progress, stop)};
     auto started =
         dispatch::start_dispatch(asked->request, asked->task, asked->config, std::nullopt, {});
-    if (!started) return {"", untold(error_result(started.error()).text, "error")};
+    if (!started) return {"", errored(started.error())};
     if (!started->planned.decision.runs()) return {"", refusal(*started)};
     auto receipt = dispatch::run_status(started->run_dir);
     const std::string note =

@@ -117,7 +117,10 @@ case "$job" in
     install_harnesses
     provide_bubblewrap
     status=0
-    (cd "$build" && PATH="${harness_bin:+$harness_bin:}$PATH" ctest --output-on-failure -j 2 --timeout 900) \
+    # Every test asks for two of ctest's processors and one that mostly waits for one: 2n+1 runs
+    # one test per core, and the waiting ones beside them.
+    (cd "$build" && PATH="${harness_bin:+$harness_bin:}$PATH" ctest --output-on-failure \
+      -j "$((2 * $(nproc) + 1))" --timeout 900) \
       | tee "$build/ctest-output.log" || status=$? # pipefail: ctest's status
     if [ "$status" -ne 0 ]; then
       failed_tests_again
