@@ -10,6 +10,10 @@
 // user saved in copilot's config counts: every mapping runs with a config directory of sonata's
 // own (COPILOT_HOME), where no folder is trusted, never with --trust-folder, and with
 // COPILOT_ALLOW_ALL=true (which trusts the folder too) scrubbed. Never --yolo below bypass.
+// Its executable carries its package (~235 MB) and unpacks it on start into its cache directory
+// when that holds none: into a temporary directory renamed into place, so that runs starting at
+// once keep one whole copy. COPILOT_PKG_CACHE_HOME moves only that package: every run and the
+// version command name one directory per machine for it (spec.unpack_env).
 #include <algorithm>
 
 #include <nlohmann/json.hpp>
@@ -40,9 +44,10 @@ std::vector<std::string> forbidden_flags(Mode mode) {
     // instead of the task; --share-gist publishes the session.
     // --config-dir is the deprecated spelling of COPILOT_HOME, whose saved folder trust
     // would load the repository's hooks, as --trust-folder does.
-    std::vector<std::string> flags{"--continue",   "--connect",     "--remote",
-                                   "--acp",        "--share-gist",  "--interactive",
-                                   "--config-dir", "--trust-folder"};
+    // --prefer-version runs another package from the package cache than the one measured.
+    std::vector<std::string> flags{"--continue",   "--connect",      "--remote",
+                                   "--acp",        "--share-gist",   "--interactive",
+                                   "--config-dir", "--trust-folder", "--prefer-version"};
     if (mode == Mode::bypass_permissions) return flags;
     // Permission widening: every "allow all", trust for the repository's own configuration,
     // more directories or URLs, the assisted-approval judge, autopilot, and code or MCP
@@ -116,6 +121,10 @@ HarnessSpec copilot_spec() {
     spec.id = "copilot";
     spec.executable_names = {"copilot"};
     spec.measured_versions = {"1.0.102", "1.0.102"}; // the pin
+    // Without --no-auto-update, `--version` loads the newest package in the package cache, which
+    // may be another copilot's: the version read is then not the one its runs execute.
+    spec.version_args = {"--no-auto-update", "--version"};
+    spec.unpack_env = "COPILOT_PKG_CACHE_HOME";
     spec.forbidden_flags = FlagsByMode::from(forbidden_flags);
     spec.reserved_flags = FlagsByMode::from(reserved_flags);
     // From `copilot --help` (1.0.102).

@@ -214,6 +214,12 @@ struct HarnessSpec {
     /// child environment (IS_SANDBOX is removed for every harness by the planner).
     std::vector<std::string> permission_env;
 
+    /// The variable that moves where the harness unpacks the package its executable carries, which
+    /// it does whenever its cache directory holds none (so under every fresh HOME). The version
+    /// command and every mapping set it to one directory of sonata's harness cache
+    /// (unpacked_package_dir), where the package is unpacked once per machine; empty: none.
+    std::string unpack_env;
+
     WireProtocol protocol = WireProtocol::unknown;
     ToolVocabulary tools;
 

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "adapters/support/unpacked_package.hpp"
 #include "core/fs.hpp"
 #include "core/node_runtime.hpp"
 
@@ -146,6 +147,7 @@ void read_version(HarnessStatus& status, const Adapter& adapter, const Config& c
         request.argv.push_back(arg);
     const VersionWorld world(env);
     request.env = world.environment(env);
+    share_unpacked_package(adapter.spec(), env, request.env);
     put_first_on_path(request.env, status.path_first);
     if (!world.root().empty()) request.cwd = world.root();
     request.timeout = config.version_timeout;

@@ -38,7 +38,8 @@ HarnessStatus locate_harness(const Adapter& adapter, const std::string& id, cons
 /// package asks for a newer Node.js than PATH's.
 void provide_runtime(HarnessStatus& status, const Environment& env, ProcessRunner& runner);
 
-/// Runs the version command of a located harness (with its runtime first on PATH) under
+/// Runs the version command of a located harness (with its runtime first on PATH, and the
+/// machine's directory for a package it unpacks: unpacked_package.hpp) under
 /// config.version_timeout and fills status.version or status.note; a harness whose Node.js need
 /// is unmet but that answers anyway loses its `cannot_run` (the shortfall becomes its note).
 void read_version(HarnessStatus& status, const Adapter& adapter, const Config& config,

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "adapters/registry.hpp"
+#include "adapters/support/unpacked_package.hpp"
 #include "core/config.hpp"
 #include "core/fs.hpp"
 #include "core/process.hpp"
@@ -278,8 +279,8 @@ void gate_budget(Decision& decision, const PlanRequest& request, const Adapter& 
 }
 
 /// The invocation as it runs: the configured args (before whatever the harness keeps last), the
-/// permission variables it inherits unset, checked once more against the forbidden flags, and
-/// its support files written.
+/// permission variables it inherits unset, the machine's directory for a package the harness
+/// unpacks, checked once more against the forbidden flags, and its support files written.
 Result<void> finish_invocation(Invocation& invocation, const PlanRequest& request, const Adapter& a,
                                Mode effective, const std::string& support_dir) {
     SONATA_TRY(check_repeats(a, effective, invocation, request.extra_args));
@@ -293,6 +294,7 @@ Result<void> finish_invocation(Invocation& invocation, const PlanRequest& reques
         // value; unsetting it too would leave the child's environment ambiguous.
         if (invocation.env.count(name) == 0) add_unset(invocation, name);
     }
+    share_unpacked_package(a.spec(), current_environment(), invocation.env);
     SONATA_TRY(check_forbidden(a, effective, invocation.argv, "mapping"));
     if (request.write_support_files) SONATA_TRY(write_support_files(a.support_files(support_dir)));
     return {};

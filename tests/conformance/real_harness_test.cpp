@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/matrix.hpp"
+#include "core/node_runtime.hpp"
 #include "core/process.hpp"
 #include "reports/diff.hpp"
 #include "tests/support/pins.hpp"
@@ -104,6 +105,10 @@ protected:
             args.insert(args.end(), {"--probe", p});
         Environment env = testing::hermetic_env(m_dir);
         env["PATH"] = env_or("PATH", "/usr/bin:/bin");
+        // The machine's harness cache, as a user's HOME has it: a harness that unpacks its own
+        // package (copilot) unpacks it there once, outside the scratch world checked below.
+        if (const auto cache = harness_cache_dir(current_environment()); !cache.empty())
+            env["SONATA_HARNESS_CACHE"] = cache;
         ProcessRequest request;
         request.argv = {SONATA_BIN};
         request.argv.insert(request.argv.end(), args.begin(), args.end());

@@ -8,9 +8,13 @@
 #include <nlohmann/json.hpp>
 
 #include "adapters/registry.hpp"
+#include "adapters/support/detect.hpp"
+#include "adapters/support/unpacked_package.hpp"
 #include "core/config.hpp"
 #include "core/fs.hpp"
+#include "core/node_runtime.hpp"
 #include "core/process.hpp"
+#include "tests/support/fake_runner.hpp"
 #include "tests/support/mode_table.hpp"
 #include "tests/support/scratch_dir.hpp"
 
@@ -34,6 +38,11 @@ Strings argv_of(Strings middle, bool temp_dir_off = true) {
 // sonata's environment.
 std::string copilot_home() { return machine_dir(current_environment()) + "/support/copilot-home"; }
 
+// The one directory per machine copilot unpacks its package into: in sonata's harness cache.
+std::string shared_package_dir() {
+    return harness_cache_dir(current_environment()) + "/unpacked/copilot";
+}
+
 Invocation copilot_run(Strings argv, Strings relies, Strings notes) {
     notes.push_back("copilot's config directory is sonata's own (" + copilot_home() +
                     "): your ~/.copilot settings, saved folder trust and sign-in are not used; "
@@ -43,6 +52,7 @@ Invocation copilot_run(Strings argv, Strings relies, Strings notes) {
     Invocation inv =
         headless_invocation(std::move(argv), std::move(relies), std::move(notes), k_unset);
     inv.env["COPILOT_HOME"] = copilot_home();
+    inv.env["COPILOT_PKG_CACHE_HOME"] = shared_package_dir();
     inv.report = ReportSource::structured_stdout;
     // `-p <text>` takes no text that starts with a dash: the task goes in on stdin.
     inv.prompt = PromptChannel::stdin_pipe;
@@ -100,12 +110,64 @@ TEST(CopilotAdapter, ResumeRepassesTheRestrictionsAndModelIsPassedOn) {
     EXPECT_EQ(inv.relies_on.back(), "resume-keeps-mode");
 }
 
+TEST(CopilotAdapter, EveryRunSharesOnePackageDirectoryPerMachine) {
+    // Every mapping, resumed or not, narrowed or not, and the probe's endpoint injection.
+    std::vector<PlanCase> cases;
+    for (const Mode mode :
+         {Mode::plan, Mode::default_mode, Mode::accept_edits, Mode::bypass_permissions}) {
+        cases.push_back(
+            plan_case("copilot", mode, mode == Mode::plan ? RoleKind::read_only : RoleKind::write));
+        cases.push_back(cases.back());
+        cases.back().resume = "0cb916db-26aa-40f2-86b5-1ba81b225fd2";
+    }
+    cases.push_back(no_bypass(plan_case("copilot", Mode::bypass_permissions)));
+    const auto& copilot = **adapters::find_adapter("copilot");
+    for (const auto& c : cases) {
+        const Invocation inv = invocation_of(c);
+        EXPECT_EQ(inv.env.at("COPILOT_PKG_CACHE_HOME"), shared_package_dir()) << show(inv);
+        // Its runs keep --no-auto-update: no other package of the shared cache runs.
+        EXPECT_EQ(inv.argv.at(1), "--no-auto-update");
+        const auto injected =
+            copilot.inject_endpoint(inv, {"http://127.0.0.1:9", "/h", "/w", "m", "k"});
+        ASSERT_TRUE(injected);
+        EXPECT_EQ(injected->invocation.env.at("COPILOT_PKG_CACHE_HOME"), shared_package_dir());
+    }
+    // Under SONATA_HARNESS_CACHE, and nowhere without a harness cache.
+    EXPECT_EQ(adapters::unpacked_package_dir(copilot.spec(), {{"SONATA_HARNESS_CACHE", "/c"}}),
+              "/c/unpacked/copilot");
+    EXPECT_EQ(adapters::unpacked_package_dir(copilot.spec(), {{"HOME", "/u"}}),
+              "/u/.cache/sonata/harnesses/unpacked/copilot");
+    EXPECT_EQ(adapters::unpacked_package_dir(copilot.spec(), {}), "");
+    // A harness that unpacks nothing gets no such variable.
+    EXPECT_EQ(adapters::unpacked_package_dir((**adapters::find_adapter("claude")).spec(),
+                                             {{"HOME", "/u"}}),
+              "");
+}
+
+TEST(CopilotAdapter, TheVersionCommandSharesThePackageDirectoryAndReadsItsOwnVersion) {
+    const auto& copilot = **adapters::find_adapter("copilot");
+    // The same directory as the runs, and the version of the package the executable carries.
+    FakeRunner::Script answer;
+    answer.chunks = {"GitHub Copilot CLI 1.0.102.\n"};
+    answer.result.exit_code = 0;
+    FakeRunner runner(answer);
+    adapters::HarnessStatus status{"copilot", true, "/bin/copilot", {}, {}, {}, {}};
+    adapters::read_version(status, copilot, Config{}, {{"HOME", "/u"}, {"TMPDIR", "/tmp"}}, runner);
+    EXPECT_EQ(status.version, "1.0.102");
+    ASSERT_EQ(runner.requests().size(), 1U);
+    EXPECT_EQ(runner.requests()[0].argv,
+              (Strings{"/bin/copilot", "--no-auto-update", "--version"}));
+    EXPECT_EQ(runner.requests()[0].env.at("COPILOT_PKG_CACHE_HOME"),
+              "/u/.cache/sonata/harnesses/unpacked/copilot");
+}
+
 TEST(CopilotAdapter, ConfigCannotWidenBelowBypass) {
     for (const Strings& args :
          {Strings{"--yolo"}, Strings{"--allow-all-tools"}, Strings{"--allow-all-paths"},
           Strings{"--trust-folder"}, Strings{"--add-dir", "/"}, Strings{"--allow-tool=shell"},
           Strings{"--available-tools=bash"}, Strings{"--autopilot"}, Strings{"--continue"},
-          Strings{"-r", "abc"}, Strings{"--plugin-dir", "/p"}, Strings{"--config-dir", "/c"}}) {
+          Strings{"-r", "abc"}, Strings{"--plugin-dir", "/p"}, Strings{"--config-dir", "/c"},
+          Strings{"--prefer-version", "1.0.90"}}) {
         EXPECT_FALSE(decide_case([&] {
             PlanCase c = plan_case("copilot", Mode::plan, RoleKind::read_only);
             c.extra_args = args;
