@@ -23,13 +23,8 @@ constexpr int k_max_levels_up = 6; // bin/cli.js sits a few levels under its pac
 /// True when the file starts with a `#!` line that runs node through env (`#!/usr/bin/env node`,
 /// with or without options): a PATH put first decides which node that is.
 bool runs_env_node(const std::string& script) {
-    std::ifstream in(script, std::ios::binary);
-    std::string line(256, '\0');
-    in.read(line.data(), static_cast<std::streamsize>(line.size()));
-    line.resize(static_cast<std::size_t>(in.gcount()));
-    line = line.substr(0, line.find('\n'));
-    return line.rfind("#!", 0) == 0 && line.find("/env") != std::string::npos &&
-           line.find(" node") != std::string::npos;
+    const std::string line = shebang_line(script);
+    return line.find("/env") != std::string::npos && line.find(" node") != std::string::npos;
 }
 
 /// ">=22.19.0" (also ">= 22.19", ">=22") → "22.19.0"; empty for any other range form.
@@ -65,27 +60,43 @@ bool at_least(const std::string& version, const std::string& minimum) {
 
 } // namespace
 
+std::string shebang_line(const std::string& script) {
+    std::ifstream in(script, std::ios::binary);
+    std::string line(256, '\0');
+    in.read(line.data(), static_cast<std::streamsize>(line.size()));
+    line.resize(static_cast<std::size_t>(in.gcount()));
+    line = line.substr(0, line.find('\n'));
+    return line.rfind("#!", 0) == 0 ? line : std::string{};
+}
+
+std::string nearest_package_json(const fs::path& dir) {
+    fs::path at = dir;
+    std::error_code ec;
+    for (int level = 0; level < k_max_levels_up && !at.empty(); ++level) {
+        if (fs::is_regular_file(at / "package.json", ec)) return (at / "package.json").string();
+        if (at == at.root_path()) break;
+        at = at.parent_path();
+    }
+    return {};
+}
+
 std::optional<NodeNeed> node_need(const std::string& executable) {
     std::error_code ec;
     const fs::path script = fs::canonical(executable, ec);
     if (ec || !runs_env_node(script.string())) return std::nullopt;
-    fs::path dir = script.parent_path();
-    for (int level = 0; level < k_max_levels_up && !dir.empty(); ++level) {
-        if (auto text = read_file_bounded((dir / "package.json").string(), k_max_package_json)) {
-            const auto doc = parse_json(*text);
-            if (!doc || !doc->is_object()) return std::nullopt;
-            const auto engines = doc->value("engines", nlohmann::json::object());
-            const auto node =
-                engines.is_object() ? engines.value("node", nlohmann::json()) : nlohmann::json();
-            const std::string minimum = node.is_string() ? minimum_of(node.get<std::string>()) : "";
-            if (minimum.empty()) return std::nullopt;
-            const auto version = doc->value("version", nlohmann::json());
-            return NodeNeed{minimum, version.is_string() ? version.get<std::string>() : ""};
-        }
-        if (dir == dir.root_path()) break;
-        dir = dir.parent_path();
-    }
-    return std::nullopt;
+    const std::string package = nearest_package_json(script.parent_path());
+    if (package.empty()) return std::nullopt;
+    const auto text = read_file_bounded(package, k_max_package_json);
+    if (!text) return std::nullopt;
+    const auto doc = parse_json(*text);
+    if (!doc || !doc->is_object()) return std::nullopt;
+    const auto engines = doc->value("engines", nlohmann::json::object());
+    const auto node =
+        engines.is_object() ? engines.value("node", nlohmann::json()) : nlohmann::json();
+    const std::string minimum = node.is_string() ? minimum_of(node.get<std::string>()) : "";
+    if (minimum.empty()) return std::nullopt;
+    const auto version = doc->value("version", nlohmann::json());
+    return NodeNeed{minimum, version.is_string() ? version.get<std::string>() : ""};
 }
 
 std::string harness_cache_dir(const Environment& env) {

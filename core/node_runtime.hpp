@@ -4,6 +4,7 @@
 // the probe cells and the dispatches alike — or says what is missing instead of starting it.
 #pragma once
 
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +12,14 @@
 #include "core/process.hpp"
 
 namespace sonata {
+
+/// The `#!` line `script` starts with (from its first 256 bytes, without the line end); empty
+/// when it starts otherwise or cannot be read.
+std::string shebang_line(const std::string& script);
+
+/// The package.json nearest to `dir`: in it or in one of the five directories above it (a
+/// package's bin/cli.js sits a few levels under it); empty when there is none.
+std::string nearest_package_json(const std::filesystem::path& dir);
 
 /// What a Node.js harness's own package says it needs.
 struct NodeNeed {

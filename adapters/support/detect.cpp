@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "adapters/support/unpacked_package.hpp"
+#include "adapters/support/version_cache.hpp"
 #include "core/fs.hpp"
 #include "core/node_runtime.hpp"
 
@@ -138,9 +139,19 @@ HarnessStatus detect_harness(const Adapter& adapter, const std::string& id, cons
     return status;
 }
 
-void read_version(HarnessStatus& status, const Adapter& adapter, const Config& config,
-                  const Environment& env, ProcessRunner& runner) {
-    if (!status.installed) return;
+namespace {
+
+/// What the version command answered.
+struct Answer {
+    std::string version; ///< Empty when none was read.
+    std::string why;     ///< Why there is no version.
+    bool exited_zero = false;
+};
+
+/// Runs the version command. A version in the output of a command that failed counts, except
+/// for a harness whose Node.js need is unmet: its failure means it cannot run here.
+Answer ask_version(const HarnessStatus& status, const Adapter& adapter, const Config& config,
+                   const Environment& env, ProcessRunner& runner) {
     ProcessRequest request;
     request.argv = {status.path};
     for (const auto& arg : adapter.spec().version_args)
@@ -152,29 +163,56 @@ void read_version(HarnessStatus& status, const Adapter& adapter, const Config& c
     if (!world.root().empty()) request.cwd = world.root();
     request.timeout = config.version_timeout;
     request.max_output_bytes = 64U * 1024U;
-    auto result = runner.run(request);
-    if (!status.cannot_run.empty()) {
-        // Its package asks for a newer Node.js than any here. Whether it runs is measured: one
-        // that answers its version command anyway runs, with the shortfall as a note; one that
-        // dies (pi 1.x on Node 20) cannot, and keeps its package's version.
-        const std::string version = result && result->exit_code == 0 && !result->timed_out
-                                        ? adapter.parse_version(result->out + "\n" + result->err)
-                                        : std::string{};
-        if (version.empty()) return;
-        status.version = version;
-        status.note = status.cannot_run + "; it answered its version command anyway";
-        status.cannot_run.clear();
+    const auto result = runner.run(request);
+    if (!result) return {{}, "version command could not start: " + result.error().message};
+    if (result->timed_out) {
+        return {{},
+                "version command did not answer within " +
+                    std::to_string(config.version_timeout.count()) + " s"};
+    }
+    Answer answer{{}, {}, result->exit_code == 0};
+    if (answer.exited_zero || status.cannot_run.empty())
+        answer.version = adapter.parse_version(result->out + "\n" + result->err);
+    if (answer.version.empty()) answer.why = "version output not recognised";
+    return answer;
+}
+
+/// Takes `version` as the harness's answer. One whose package asks for a newer Node.js than any
+/// here runs after all when it answers: the shortfall becomes its note.
+void take_version(HarnessStatus& status, const std::string& version) {
+    status.version = version;
+    if (status.cannot_run.empty()) return;
+    status.note = status.cannot_run + "; it answered its version command anyway";
+    status.cannot_run.clear();
+}
+
+void add_note(HarnessStatus& status, const std::string& note) {
+    if (note.empty()) return;
+    status.note = status.note.empty() ? note : status.note + "; " + note;
+}
+
+} // namespace
+
+void read_version(HarnessStatus& status, const Adapter& adapter, const Config& config,
+                  const Environment& env, ProcessRunner& runner) {
+    if (!status.installed) return;
+    const auto path = env.find("PATH");
+    const auto key = version_key({status.path, adapter.spec().version_args, status.path_first,
+                                  path == env.end() ? std::string{} : path->second});
+    const std::string cache = version_cache_path(env);
+    const CachedVersion cached = key ? cached_version(cache, *key) : CachedVersion{};
+    if (!cached.version.empty()) {
+        take_version(status, cached.version);
         return;
     }
-    if (!result) {
-        status.note = "version command could not start: " + result.error().message;
-    } else if (result->timed_out) {
-        status.note = "version command did not answer within " +
-                      std::to_string(config.version_timeout.count()) + " s";
-    } else {
-        status.version = adapter.parse_version(result->out + "\n" + result->err);
-        if (status.version.empty()) status.note = "version output not recognised";
+    const Answer answer = ask_version(status, adapter, config, env, runner);
+    if (!answer.version.empty()) {
+        take_version(status, answer.version);
+        if (key && answer.exited_zero) record_version(cache, *key, answer.version);
+    } else if (status.cannot_run.empty()) {
+        status.note = answer.why; // (one that cannot run keeps its package's version and note)
     }
+    add_note(status, cached.note);
 }
 
 } // namespace sonata::adapters

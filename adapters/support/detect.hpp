@@ -42,6 +42,9 @@ void provide_runtime(HarnessStatus& status, const Environment& env, ProcessRunne
 /// machine's directory for a package it unpacks: unpacked_package.hpp) under
 /// config.version_timeout and fills status.version or status.note; a harness whose Node.js need
 /// is unmet but that answers anyway loses its `cannot_run` (the shortfall becomes its note).
+/// An answer recorded in the version cache (version_cache.hpp) for exactly the files the command
+/// would run stands in for running it; a clean answer (exit 0, version parsed) is recorded. A
+/// cache file that was ignored adds a note.
 void read_version(HarnessStatus& status, const Adapter& adapter, const Config& config,
                   const Environment& env, ProcessRunner& runner);
 

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "core/node_runtime.hpp"
+#include "tests/support/harness_list.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/sonata_run.hpp"
 
@@ -68,15 +69,7 @@ protected:
         make_executable(m_runtime_bin + "/node");
     }
 
-    json harness(const std::string& id) {
-        const auto run = run_sonata({"harnesses", "--json"}, m_env, m_project);
-        EXPECT_EQ(run.exit_code, 0) << run.err;
-        for (const auto& h : json::parse(run.out)) {
-            if (h.at("id") == id) return h;
-        }
-        ADD_FAILURE() << "no " << id << " in " << run.out;
-        return {};
-    }
+    json harness(const std::string& id) { return testing::listed_harness(id, m_env, m_project); }
 };
 
 TEST_F(HarnessRuntime, TheNeedComesFromTheHarnesssOwnPackage) {
