@@ -129,17 +129,21 @@ protected:
     }
 
     /// Probing leaves nothing behind: no file in sonata's HOME, XDG dirs or TMPDIR (the harnesses
-    /// had their own, inside the removed scratch tree) and no process working under this test's
-    /// directory.
+    /// had their own, inside the removed scratch tree) but sonata's own version cache, and no
+    /// process working under this test's directory.
     void expect_nothing_left() const {
+        const std::string versions = m_dir.path() + "/xdg/cache/sonata/versions.json";
         for (const char* dir :
              {"home", "tmp", "xdg/cache", "xdg/config", "xdg/data", "xdg/state"}) {
             std::error_code ec;
             for (const auto& entry :
                  fs::recursive_directory_iterator(m_dir.path() + "/" + dir, ec)) {
+                const std::string path = entry.path().string();
+                if (path == versions || versions.starts_with(path + "/")) continue;
                 ADD_FAILURE() << "sonata probe left " << entry.path();
             }
         }
+        EXPECT_TRUE(fs::is_regular_file(versions)) << "the version the probe ran on was cached";
         for (const auto& left : testing::processes_working_under(m_dir.path())) {
             ADD_FAILURE() << "process still running: " << left;
         }
