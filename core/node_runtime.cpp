@@ -11,6 +11,7 @@
 #include "core/fs.hpp"
 #include "core/json_parse.hpp"
 #include "core/text.hpp"
+#include "core/version_cache.hpp"
 
 namespace sonata {
 namespace {
@@ -38,8 +39,17 @@ std::string minimum_of(std::string range) {
            std::to_string(numbers[2]);
 }
 
-/// The version `node` in `dir` prints, without the v; empty when it does not run.
+/// The version `node` in `dir` prints, without the v; empty when it does not run. An unchanged
+/// node's answer comes from the version cache.
 std::string version_in(const std::string& dir, const Environment& env, ProcessRunner& runner) {
+    const auto path = env.find("PATH");
+    const auto key = version_key(
+        {dir + "/node", {"--version"}, "", path == env.end() ? std::string{} : path->second});
+    const std::string cache = version_cache_path(env);
+    if (key) {
+        if (auto cached = cached_version(cache, *key); !cached.version.empty())
+            return cached.version;
+    }
     ProcessRequest request;
     request.argv = {dir + "/node", "--version"};
     for (const char* name : {"PATH", "HOME", "TMPDIR", "LANG"}) {
@@ -50,7 +60,9 @@ std::string version_in(const std::string& dir, const Environment& env, ProcessRu
     const auto result = runner.run(request);
     if (!result || result->exit_code != 0) return {};
     const std::string out = trimmed(result->out);
-    return out.rfind('v', 0) == 0 ? out.substr(1) : std::string{};
+    if (out.rfind('v', 0) != 0) return {};
+    if (key) record_version(cache, *key, out.substr(1));
+    return out.substr(1);
 }
 
 bool at_least(const std::string& version, const std::string& minimum) {

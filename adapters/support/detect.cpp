@@ -7,9 +7,9 @@
 #include <filesystem>
 
 #include "adapters/support/unpacked_package.hpp"
-#include "adapters/support/version_cache.hpp"
 #include "core/fs.hpp"
 #include "core/node_runtime.hpp"
+#include "core/version_cache.hpp"
 
 namespace sonata::adapters {
 namespace {

@@ -6,7 +6,12 @@
 // The stand-in: a package whose engines.node asks for 99.0.0 and whose `#!/usr/bin/env node` script
 // fails unless it runs under the cache's "node 99.1.0" (a shell stub that marks the environment and
 // runs the machine's node).
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -164,6 +169,32 @@ TEST_F(HarnessRuntime, PathsOwnNodeIsKeptWhenNewEnough) {
     const NodeChoice none = choose_node({"100.0.0", "1.6.0"}, m_env, *runner);
     EXPECT_EQ(none.path_first, "");
     EXPECT_NE(none.unmet.find("needs Node.js >= 100.0.0"), std::string::npos) << none.unmet;
+}
+
+// A runtime's version is asked once while its node is unchanged; a node replaced is asked again.
+TEST_F(HarnessRuntime, AnUnchangedRuntimeIsNotStartedAgainToAskItsVersion) {
+    const std::string starts = m_dir.path() + "/node-starts";
+    const auto runtime = [&](const std::string& version) {
+        write_text(m_runtime_bin + "/node.new",
+                   "#!/bin/sh\necho >> \"" + starts + "\"\necho v" + version + "\n");
+        make_executable(m_runtime_bin + "/node.new");
+        fs::rename(m_runtime_bin + "/node.new", m_runtime_bin + "/node");
+        // The cache keeps no answer about a file changed within the last second.
+        std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+    };
+    const auto started = [&] {
+        std::ifstream in(starts);
+        return std::count(std::istreambuf_iterator<char>(in), {}, '\n');
+    };
+    runtime("99.1.0");
+    auto runner = make_system_runner();
+    EXPECT_EQ(choose_node({"99.0.0", "1.6.0"}, m_env, *runner).path_first, m_runtime_bin);
+    EXPECT_EQ(started(), 1);
+    EXPECT_EQ(choose_node({"99.0.0", "1.6.0"}, m_env, *runner).path_first, m_runtime_bin);
+    EXPECT_EQ(started(), 1) << "an unchanged node was started again";
+    runtime("98.0.0"); // another file at the same path: asked again, and now too old
+    EXPECT_EQ(choose_node({"99.0.0", "1.6.0"}, m_env, *runner).path_first, "");
+    EXPECT_EQ(started(), 2);
 }
 
 } // namespace

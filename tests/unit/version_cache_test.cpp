@@ -10,7 +10,7 @@
 
 #include "adapters/registry.hpp"
 #include "adapters/support/detect.hpp"
-#include "adapters/support/version_cache.hpp"
+#include "core/version_cache.hpp"
 #include "tests/support/fake_runner.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/sonata_run.hpp"

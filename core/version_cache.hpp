@@ -1,9 +1,10 @@
-// The versions harnesses reported, remembered so that an unchanged harness is not started again
-// to ask. An answer is keyed by the identity of everything its version command ran (the
-// executable, its `#!` interpreter and its package.json: resolved path, device, inode, size,
-// modification and change times), the version arguments and the runtime put first on PATH. One
-// JSON file in the user's cache directory, replaced atomically and bounded; a file that is not
-// what sonata writes is ignored with a note, and replaced on the next answer recorded.
+// The versions programs reported (the harnesses, the Node.js runtimes they run on), remembered so
+// that an unchanged program is not started again to ask. An answer is keyed by the identity of
+// everything its version command ran (the executable, its `#!` interpreter and its package.json:
+// resolved path, device, inode, size, modification and change times), the version arguments and the
+// runtime put first on PATH. One JSON file in the user's cache directory, replaced atomically and
+// bounded; a file that is not what sonata writes is ignored with a note, and replaced on the next
+// answer recorded.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +14,7 @@
 
 #include "core/process.hpp"
 
-namespace sonata::adapters {
+namespace sonata {
 
 /// One file as stat reports it, after every symbolic link is resolved.
 struct FileIdentity {
@@ -75,4 +76,4 @@ CachedVersion cached_version(const std::string& cache_path, const VersionKey& ke
 bool record_version(const std::string& cache_path, const VersionKey& key,
                     const std::string& version);
 
-} // namespace sonata::adapters
+} // namespace sonata

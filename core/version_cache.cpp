@@ -1,7 +1,7 @@
 // The version cache: a version command's identity (stat of every file it runs) and one bounded
 // JSON file of answers. Everything read back is checked field by field against what this file
 // writes; one entry that is not is reason to ignore the whole file.
-#include "adapters/support/version_cache.hpp"
+#include "core/version_cache.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -19,7 +19,7 @@
 #include "core/json_parse.hpp"
 #include "core/node_runtime.hpp"
 
-namespace sonata::adapters {
+namespace sonata {
 namespace {
 
 namespace fs = std::filesystem;
@@ -318,4 +318,4 @@ bool record_version(const std::string& cache_path, const VersionKey& key,
         cache_path, text, {.durability = Durability::unsynced, .parents = Parents::create}));
 }
 
-} // namespace sonata::adapters
+} // namespace sonata
