@@ -16,8 +16,6 @@
 #include <nlohmann/json.hpp>
 
 #include "adapters/registry.hpp"
-#include "adapters/support/planner.hpp"
-#include "core/node_runtime.hpp"
 #include "core/process.hpp"
 #include "dispatch/run.hpp"
 #include "probes/model_server.hpp"
