@@ -42,9 +42,7 @@ std::string minimum_of(std::string range) {
 /// The version `node` in `dir` prints, without the v; empty when it does not run. An unchanged
 /// node's answer comes from the version cache.
 std::string version_in(const std::string& dir, const Environment& env, ProcessRunner& runner) {
-    const auto path = env.find("PATH");
-    const auto key = version_key(
-        {dir + "/node", {"--version"}, "", path == env.end() ? std::string{} : path->second});
+    const auto key = version_key(version_command(dir + "/node", {"--version"}, "", env));
     const std::string cache = version_cache_path(env);
     if (key) {
         if (auto cached = cached_version(cache, *key); !cached.version.empty())

@@ -253,6 +253,13 @@ bool same_command(const VersionKey& a, const VersionKey& b) {
 
 } // namespace
 
+VersionCommand version_command(std::string executable, std::vector<std::string> args,
+                               std::string path_first, const Environment& env) {
+    const auto path = env.find("PATH");
+    return {std::move(executable), std::move(args), std::move(path_first),
+            path == env.end() ? std::string{} : path->second};
+}
+
 std::optional<VersionKey> version_key(const VersionCommand& command) {
     auto executable = identity_of(command.executable);
     if (!executable) return std::nullopt;

@@ -53,6 +53,10 @@ struct VersionKey {
     bool operator==(const VersionKey&) const = default;
 };
 
+/// The version command of `executable` run with `args` and `path_first`, behind `env`'s PATH.
+VersionCommand version_command(std::string executable, std::vector<std::string> args,
+                               std::string path_first, const Environment& env);
+
 /// The key for `command` as its files are now; nullopt when the executable cannot be examined.
 std::optional<VersionKey> version_key(const VersionCommand& command);
 

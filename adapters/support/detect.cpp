@@ -196,9 +196,8 @@ void add_note(HarnessStatus& status, const std::string& note) {
 void read_version(HarnessStatus& status, const Adapter& adapter, const Config& config,
                   const Environment& env, ProcessRunner& runner) {
     if (!status.installed) return;
-    const auto path = env.find("PATH");
-    const auto key = version_key({status.path, adapter.spec().version_args, status.path_first,
-                                  path == env.end() ? std::string{} : path->second});
+    const auto key = version_key(
+        version_command(status.path, adapter.spec().version_args, status.path_first, env));
     const std::string cache = version_cache_path(env);
     const CachedVersion cached = key ? cached_version(cache, *key) : CachedVersion{};
     if (!cached.version.empty()) {

@@ -95,19 +95,8 @@ protected:
     }
 
     /// Waits for the run; a run that does not end as `expected` shows its logs and receipt.
-    dispatch::Receipt wait(const std::string& dir, dispatch::RunState expected) {
-        auto done = dispatch::wait_run(dir, std::chrono::seconds(200));
-        EXPECT_TRUE(done) << done.error().message;
-        if (done->state != expected) {
-            const auto log = [&](const std::string& name) {
-                const std::string path = dir + "/" + name;
-                return name + ":\n" +
-                       (std::filesystem::exists(path) ? testing::read_text(path) : "") + "\n";
-            };
-            ADD_FAILURE() << log("harness.log") << log("supervisor.log") << "receipt:\n"
-                          << dispatch::receipt_to_json(*done);
-        }
-        return *done;
+    static dispatch::Receipt wait(const std::string& dir, dispatch::RunState expected) {
+        return testing::wait_for_run(dir, expected, std::chrono::seconds(200));
     }
 
     /// One dispatch of `decision` against a scripted model that answers `token` (with
@@ -122,9 +111,7 @@ protected:
         const std::string dir =
             start(decision, json{{"steps", steps}, {"final", token}}, workspace);
         const auto receipt = wait(dir, dispatch::RunState::done);
-        report = std::filesystem::exists(dir + "/report.md")
-                     ? testing::read_text(dir + "/report.md")
-                     : "";
+        report = testing::text_or_empty(dir + "/report.md");
         if (refused_write != nullptr) {
             // A refusal as the adapter knows its harness's wording (qwen 0.24.4: "not listed in
             // the active core tools allowlist"), or one that says so in plain words.

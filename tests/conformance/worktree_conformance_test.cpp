@@ -36,11 +36,6 @@ using json = nlohmann::json;
 using testing::read_text;
 using testing::write_text;
 
-/// The file's text; empty when there is none.
-std::string text_of(const std::string& path) {
-    return fs::exists(path) ? read_text(path) : std::string();
-}
-
 /// One harness's worktree run: its model, its reserved worktree, its run directory.
 struct WorktreeRun {
     testing::Pin pin;
@@ -127,21 +122,9 @@ protected:
     }
 
     /// Waits for the run; one that does not reach `done` shows its logs and receipt.
-    dispatch::Receipt finish(const WorktreeRun& run) {
-        auto done = dispatch::wait_run(run.dir, std::chrono::seconds(300));
-        EXPECT_TRUE(done) << done.error().message;
-        if (!done) return {};
-        if (done->state != dispatch::RunState::done) {
-            std::string logs;
-            for (const char* name : {"harness.log", "supervisor.log"}) {
-                const std::string file = run.dir + "/" + name;
-                logs += std::string(name) + ":\n" + (fs::exists(file) ? read_text(file) : "");
-            }
-            ADD_FAILURE() << run.pin.id << " ended " << to_string(done->state) << "\n"
-                          << logs << "receipt:\n"
-                          << dispatch::receipt_to_json(*done);
-        }
-        return *done;
+    static dispatch::Receipt finish(const WorktreeRun& run) {
+        SCOPED_TRACE(run.pin.id);
+        return testing::wait_for_run(run.dir, dispatch::RunState::done, std::chrono::seconds(300));
     }
 
     testing::SonataRun sonata(const std::vector<std::string>& args) {
@@ -217,10 +200,12 @@ TEST_F(WorktreeConformance, ThreeWriteRunsAtOnceEachChangeOnlyTheirOwnWorktree) 
         EXPECT_EQ(receipt.worktree->branch, "sonata/" + id);
         EXPECT_TRUE(receipt.worktree->base_dirty) << "the base holds the user's edit";
         EXPECT_FALSE(receipt.worktree->head.empty()) << run.pin.id;
-        EXPECT_EQ(text_of(worktree + "/from-" + run.pin.id + ".txt"), run.pin.id + " was here\n")
+        EXPECT_EQ(testing::text_or_empty(worktree + "/from-" + run.pin.id + ".txt"),
+                  run.pin.id + " was here\n")
             << run.pin.id << " wrote no change in its worktree; its log:\n"
-            << text_of(run.dir + "/harness.log");
-        EXPECT_EQ(text_of(worktree + "/user.txt"), "committed\nthe user's uncommitted line\n");
+            << testing::text_or_empty(run.dir + "/harness.log");
+        EXPECT_EQ(testing::text_or_empty(worktree + "/user.txt"),
+                  "committed\nthe user's uncommitted line\n");
         EXPECT_TRUE(fs::exists(worktree + "/draft.txt")) << "the untracked draft is in the base";
         for (const auto& other : runs) {
             if (other.pin.id == run.pin.id) continue;
@@ -229,7 +214,7 @@ TEST_F(WorktreeConformance, ThreeWriteRunsAtOnceEachChangeOnlyTheirOwnWorktree) 
         }
         EXPECT_FALSE(fs::exists(m_repo + "/from-" + run.pin.id + ".txt"))
             << run.pin.id << "'s change reached the user's tree";
-        const std::string report = text_of(run.dir + "/report.md");
+        const std::string report = testing::text_or_empty(run.dir + "/report.md");
         EXPECT_NE(report.find("worktree-token-" + run.pin.id), std::string::npos) << report;
         EXPECT_NE(report.find("changes in worktree " + worktree), std::string::npos) << report;
         const auto stat = sonata({"diff", id, "--stat"});

@@ -1,11 +1,17 @@
 #include "tests/support/real_dispatch.hpp"
 
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
 #include "adapters/registry.hpp"
 #include "adapters/support/planner.hpp"
 #include "core/node_runtime.hpp"
 #include "core/process.hpp"
+#include "dispatch/run.hpp"
 #include "probes/model_server.hpp"
 #include "probes/workspace.hpp"
+#include "tests/support/sonata_run.hpp"
 
 namespace sonata::testing {
 
@@ -42,6 +48,26 @@ Result<Decision> aimed_at(const Decision& decision, const probes::ModelServer& s
     Decision aimed = decision;
     aimed.outcome = injected->invocation;
     return aimed;
+}
+
+std::string text_or_empty(const std::string& path) {
+    std::error_code ec;
+    return std::filesystem::exists(path, ec) ? read_text(path) : std::string();
+}
+
+dispatch::Receipt wait_for_run(const std::string& dir, dispatch::RunState expected,
+                               std::chrono::seconds window) {
+    auto done = dispatch::wait_run(dir, window);
+    EXPECT_TRUE(done) << done.error().message;
+    if (!done) return {};
+    if (done->state != expected) {
+        ADD_FAILURE() << "the run ended " << to_string(done->state) << ", not "
+                      << to_string(expected) << "\nharness.log:\n"
+                      << text_or_empty(dir + "/harness.log") << "\nsupervisor.log:\n"
+                      << text_or_empty(dir + "/supervisor.log") << "\nreceipt:\n"
+                      << dispatch::receipt_to_json(*done);
+    }
+    return *done;
 }
 
 } // namespace sonata::testing

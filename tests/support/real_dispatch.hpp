@@ -2,12 +2,14 @@
 // scripted model server instead of a provider: how the conformance tier runs real dispatches.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 
 #include "core/decision.hpp"
 #include "core/mode.hpp"
 #include "core/result.hpp"
+#include "dispatch/receipt.hpp"
 
 namespace sonata::probes {
 class ModelServer;
@@ -38,5 +40,13 @@ Result<Decision> decide_real(const RealDispatch& what);
 /// harness works.
 Result<Decision> aimed_at(const Decision& decision, const probes::ModelServer& server,
                           const probes::Scratch& scratch, const std::string& workspace);
+
+/// The text of the file at `path`; empty when there is none.
+std::string text_or_empty(const std::string& path);
+
+/// Waits up to `window` for the run in `dir` and returns its receipt; a run that does not end
+/// `expected` fails the test, showing its harness and supervisor logs and its receipt.
+dispatch::Receipt wait_for_run(const std::string& dir, dispatch::RunState expected,
+                               std::chrono::seconds window);
 
 } // namespace sonata::testing
