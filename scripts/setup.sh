@@ -93,7 +93,7 @@ real_cells_summary() {
 failed_tests_again() {
   local log="$build/Testing/Temporary/LastTest.log" failed="$build/Testing/Temporary/LastTestsFailed.log" name
   [ -s "$failed" ] || return 0
-  cut -d: -f2- "$failed" | head -n 3 | while IFS= read -r name; do
+  cut -d: -f2- "$failed" | sed 's/  # .*$//' | head -n 3 | while IFS= read -r name; do
     echo "setup: the end of the output of the failed test $name:"
     awk -v name="$name" '
       $0 ~ /^[0-9]+\/[0-9]+ Test: / { test = substr($0, index($0, ": ") + 2); sub(/  # .*$/, "", test); inside = (test == name) }

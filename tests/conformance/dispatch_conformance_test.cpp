@@ -91,7 +91,14 @@ protected:
             dispatch::RunLimits{std::chrono::seconds(180), std::chrono::seconds(180), 1U << 20U}};
         auto dir = dispatch::start_run(request);
         EXPECT_TRUE(dir) << dir.error().message;
-        return dir ? *dir : std::string();
+        m_run_dir = dir ? *dir : std::string();
+        return m_run_dir;
+    }
+
+    /// A failed test shows the last run's logs and receipt, whichever check failed.
+    void TearDown() override {
+        if (HasFailure() && !m_run_dir.empty())
+            std::cout << "the last run, " << m_run_dir << ":\n" << testing::run_logs(m_run_dir);
     }
 
     /// Waits for the run; a run that does not end as `expected` shows its logs and receipt.
@@ -137,6 +144,7 @@ protected:
 
     std::optional<probes::Scratch> m_scratch;
     std::unique_ptr<probes::ModelServer> m_server;
+    std::string m_run_dir;
     testing::ScratchDir m_dir;
     std::string m_bin;
 };

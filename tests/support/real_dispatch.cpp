@@ -55,6 +55,12 @@ std::string text_or_empty(const std::string& path) {
     return std::filesystem::exists(path, ec) ? read_text(path) : std::string();
 }
 
+std::string run_logs(const std::string& dir) {
+    return "harness.log:\n" + text_or_empty(dir + "/harness.log") + "\nsupervisor.log:\n" +
+           text_or_empty(dir + "/supervisor.log") + "\nreceipt:\n" +
+           text_or_empty(dir + "/receipt.json");
+}
+
 dispatch::Receipt wait_for_run(const std::string& dir, dispatch::RunState expected,
                                std::chrono::seconds window) {
     auto done = dispatch::wait_run(dir, window);
@@ -62,10 +68,8 @@ dispatch::Receipt wait_for_run(const std::string& dir, dispatch::RunState expect
     if (!done) return {};
     if (done->state != expected) {
         ADD_FAILURE() << "the run ended " << to_string(done->state) << ", not "
-                      << to_string(expected) << "\nharness.log:\n"
-                      << text_or_empty(dir + "/harness.log") << "\nsupervisor.log:\n"
-                      << text_or_empty(dir + "/supervisor.log") << "\nreceipt:\n"
-                      << dispatch::receipt_to_json(*done);
+                      << to_string(expected) << "\n"
+                      << run_logs(dir);
     }
     return *done;
 }

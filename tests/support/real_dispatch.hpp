@@ -44,6 +44,10 @@ Result<Decision> aimed_at(const Decision& decision, const probes::ModelServer& s
 /// The text of the file at `path`; empty when there is none.
 std::string text_or_empty(const std::string& path);
 
+/// The harness and supervisor logs of the run in `dir` and its receipt file, to show when a test
+/// of the run fails.
+std::string run_logs(const std::string& dir);
+
 /// Waits up to `window` for the run in `dir` and returns its receipt; a run that does not end
 /// `expected` fails the test, showing its harness and supervisor logs and its receipt.
 dispatch::Receipt wait_for_run(const std::string& dir, dispatch::RunState expected,
