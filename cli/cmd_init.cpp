@@ -17,6 +17,7 @@
 
 #include "cli/app.hpp"
 #include "cli/init_support.hpp"
+#include "cli/plugin_source.hpp"
 #include "core/config.hpp"
 #include "core/fs.hpp"
 #include "core/process.hpp"
@@ -33,7 +34,7 @@ struct InitArgs {
     bool yes = false;
     bool remove = false;
     bool plugin = false;
-    std::string marketplace = SONATA_MARKETPLACE_DIR;
+    std::string marketplace; ///< --marketplace; empty: plugin_marketplace() looks for it
 };
 
 /// One change init will make: what to tell the user and how to make it.
@@ -296,17 +297,16 @@ Result<void> plugin_steps(const InitArgs& args, const Context& context, Plan& pl
         commands = {{*claude, "plugin", "uninstall", "sonata@sonata", "--scope", scope},
                     {*claude, "plugin", "marketplace", "remove", "sonata"}};
     } else {
-        std::error_code ec;
-        if (!fs::exists(fs::path(args.marketplace) / ".claude-plugin" / "marketplace.json", ec)) {
-            return fail(ExitCode::usage, args.marketplace +
-                                             " holds no .claude-plugin/marketplace.json: pass "
-                                             "--marketplace DIR (a sonata source tree)");
-        }
-        commands = {{*claude, "plugin", "marketplace", "add", args.marketplace},
+        const auto sonata = this_executable();
+        const auto marketplace = plugin_marketplace(args.marketplace, context.env,
+                                                    sonata ? *sonata : "", SONATA_MARKETPLACE_DIR);
+        SONATA_TRY(marketplace);
+        commands = {{*claude, "plugin", "marketplace", "add", *marketplace},
                     {*claude, "plugin", "install", "sonata@sonata", "--scope", scope}};
         if (!search_path("sonata", path_var)) {
             plan.notes.push_back("the plugin starts `sonata` from PATH, and it is not on PATH: "
-                                 "put this sonata there (cmake --install build --prefix ~/.local)");
+                                 "install sonata with npm (npm install -g @sonata-cli/sonata) or "
+                                 "put this one there (cmake --install build --prefix ~/.local)");
         }
     }
     for (const auto& argv : commands) {
@@ -402,9 +402,11 @@ void add_init(CLI::App& app, Action& action) {
     cmd->add_flag("--plugin", args->plugin,
                   "Install the sonata plugin (hook, MCP server, agents) with `claude plugin` "
                   "instead (user scope with --scope global)");
-    cmd->add_option("--marketplace", args->marketplace,
-                    "With --plugin: the directory holding .claude-plugin/marketplace.json "
-                    "(default: this sonata's source tree)");
+    cmd->add_option(
+        "--marketplace", args->marketplace,
+        "With --plugin: the directory holding .claude-plugin/marketplace.json "
+        "(default: where this sonata was installed from: $SONATA_MARKETPLACE_DIR, the npm "
+        "package, ../share/sonata beside the binary, or its source tree)");
     cmd->callback([&action, args] {
         action = [args](const Context& context) { return run_init(*args, context); };
     });

@@ -87,6 +87,17 @@ protected:
         args.insert(args.end(), extra.begin(), extra.end());
         return run_sonata(args, m_env, cwd.empty() ? m_project : cwd);
     }
+
+    /// A stand-in `claude`, alone on PATH with the system's, that records each argv it is run
+    /// with; the log's path.
+    std::string recording_claude() {
+        const std::string bin = m_dir.make_dir("bin");
+        const std::string log = m_dir.path() + "/claude-argv.log";
+        write_text(bin + "/claude", "#!/bin/sh\necho \"$*\" >> " + log + "\n");
+        fs::permissions(bin + "/claude", fs::perms::owner_all);
+        m_env["PATH"] = bin + ":/usr/bin:/bin";
+        return log;
+    }
 };
 
 TEST_F(Init, EmptyProjectGetsTheHookAndACommentedSonataToml) {
@@ -230,17 +241,13 @@ TEST_F(Init, GlobalScopeEditsHomeSettingsOnly) {
 }
 
 TEST_F(Init, WithPluginItInstallsThePluginThroughClaudesOwnCommands) {
-    // A stand-in `claude` that records each argv it is run with.
-    const std::string bin = m_dir.make_dir("bin");
-    const std::string log = m_dir.path() + "/claude-argv.log";
-    write_text(bin + "/claude", "#!/bin/sh\necho \"$*\" >> " + log + "\n");
-    fs::permissions(bin + "/claude", fs::perms::owner_all);
-    m_env["PATH"] = bin + ":/usr/bin:/bin";
+    const std::string log = recording_claude();
     const auto run = init({"--plugin", "--yes"});
     ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
     EXPECT_EQ(read_text(log), "plugin marketplace add " SONATA_SOURCE_DIR
                               "\nplugin install sonata@sonata --scope project\n");
     // The plugin brings the hook and the MCP server: init writes neither itself.
+    // (The marketplace is this build's source tree: the test binary's sonata is not installed.)
     EXPECT_FALSE(fs::exists(m_settings));
     EXPECT_FALSE(fs::exists(m_project + "/.mcp.json"));
     EXPECT_TRUE(fs::exists(m_project + "/sonata.toml"));
@@ -256,9 +263,34 @@ TEST_F(Init, WithPluginItInstallsThePluginThroughClaudesOwnCommands) {
     fs::remove(log);
     const auto bad = init({"--plugin", "--marketplace", m_dir.path(), "--yes"});
     EXPECT_EQ(bad.exit_code, to_int(ExitCode::usage));
-    EXPECT_NE(bad.err.find("holds no .claude-plugin/marketplace.json"), std::string::npos);
+    EXPECT_NE(bad.err.find("no .claude-plugin/marketplace.json in " + m_dir.path()),
+              std::string::npos)
+        << bad.err;
     m_env["PATH"] = "/usr/bin:/bin";
     EXPECT_EQ(init({"--plugin", "--yes"}).exit_code, to_int(ExitCode::usage));
+    EXPECT_FALSE(fs::exists(log));
+}
+
+TEST_F(Init, WithPluginTheMarketplaceComesFromWhereSonataWasInstalled) {
+    const std::string log = recording_claude();
+    // As the npm package's launcher says where its plugin files are.
+    const std::string package = m_dir.make_dir("package");
+    fs::create_directories(package + "/.claude-plugin");
+    write_text(package + "/.claude-plugin/marketplace.json", "{}\n");
+    m_env["SONATA_MARKETPLACE_DIR"] = package;
+    ASSERT_EQ(init({"--plugin", "--yes"}).exit_code, 0);
+    EXPECT_EQ(read_text(log), "plugin marketplace add " + package +
+                                  "\nplugin install sonata@sonata --scope project\n");
+    // A place without one is passed over for the next.
+    fs::remove(log);
+    m_env["SONATA_MARKETPLACE_DIR"] = m_dir.make_dir("empty");
+    ASSERT_EQ(init({"--plugin", "--yes"}).exit_code, 0);
+    EXPECT_EQ(read_text(log), "plugin marketplace add " SONATA_SOURCE_DIR
+                              "\nplugin install sonata@sonata --scope project\n");
+    // --marketplace is the only place looked at when given.
+    fs::remove(log);
+    const auto bad = init({"--plugin", "--marketplace", m_dir.path() + "/empty", "--yes"});
+    EXPECT_EQ(bad.exit_code, to_int(ExitCode::usage));
     EXPECT_FALSE(fs::exists(log));
 }
 

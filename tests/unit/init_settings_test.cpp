@@ -6,7 +6,10 @@
 #include <gtest/gtest.h>
 
 #include "cli/init_support.hpp"
+#include "cli/plugin_source.hpp"
 #include "core/config.hpp"
+#include "tests/support/scratch_dir.hpp"
+#include "tests/support/sonata_run.hpp"
 
 namespace sonata::cli {
 namespace {
@@ -250,6 +253,32 @@ TEST(ProjectConfigTemplate, EveryCommentedSettingIsAcceptedAndShowsTheDefault) {
     auto as_is = parse_config(std::string(project_config_template()), "sonata.toml");
     ASSERT_TRUE(as_is);
     EXPECT_TRUE(as_is->roles.empty());
+}
+
+TEST(PluginMarketplace, IsFoundBesideAnInstalledSonataBeforeItsSourceTree) {
+    testing::ScratchDir dir;
+    const std::string installed = dir.make_dir("usr");
+    const std::string source = dir.make_dir("src");
+    for (const auto& tree : {installed + "/share/sonata", source})
+        testing::write_text(tree + "/.claude-plugin/marketplace.json", "{}\n");
+    const std::string exe = installed + "/bin/sonata";
+    EXPECT_EQ(plugin_marketplace("", {}, exe, source).value_or(""), installed + "/share/sonata");
+    EXPECT_EQ(plugin_marketplace("", {}, dir.path() + "/elsewhere/bin/sonata", source).value_or(""),
+              source);
+    // The npm package, whose bin/sonata is the binary: the plugin is the package's.
+    const std::string package = dir.make_dir("node_modules/@sonata-cli/sonata");
+    testing::write_text(package + "/.claude-plugin/marketplace.json", "{}\n");
+    EXPECT_EQ(plugin_marketplace("", {}, package + "/bin/sonata", source).value_or(""), package);
+    // An empty SONATA_MARKETPLACE_DIR is no place.
+    EXPECT_EQ(plugin_marketplace("", {{"SONATA_MARKETPLACE_DIR", ""}}, exe, source).value_or(""),
+              installed + "/share/sonata");
+    const auto none = plugin_marketplace("", {}, dir.path() + "/x/bin/sonata", dir.path() + "/y");
+    ASSERT_FALSE(none);
+    EXPECT_EQ(none.error().code, ExitCode::usage);
+    EXPECT_NE(none.error().message.find(dir.path() + "/x/share/sonata, " + dir.path() + "/x, " +
+                                        dir.path() + "/y"),
+              std::string::npos)
+        << none.error().message;
 }
 
 } // namespace
