@@ -24,6 +24,9 @@ namespace sonata::adapters {
 struct HostFacts {
     bool is_root = false;            ///< Running as uid 0 (claude refuses bypass as root).
     bool managed_mcp_config = false; ///< An enterprise managed-mcp.json exists (claude).
+    /// Continue's global directory (config, permissions, sessions) as sonata's environment names
+    /// it: CONTINUE_GLOBAL_DIR, else HOME/.continue; empty when neither is an absolute path (cn).
+    std::string continue_dir;
 };
 
 /// Everything an adapter needs to map one dispatch. The mode is already folded and role-forced.

@@ -115,13 +115,8 @@ RunCost rollout_tokens(const std::string& rollout) {
             usage = &line["payload"]["info"]["total_token_usage"];
         }
         if (usage == nullptr) continue; // info is null before the first answer
-        const auto count = [&](const char* key) -> std::optional<long long> {
-            const auto it = usage->find(key);
-            if (it == usage->end() || !it->is_number_integer()) return std::nullopt;
-            return it->get<long long>();
-        };
-        cost.input_tokens = count("input_tokens");
-        cost.output_tokens = count("output_tokens");
+        cost.input_tokens = project::count_member(*usage, "input_tokens");
+        cost.output_tokens = project::count_member(*usage, "output_tokens");
         return cost;
     }
     return cost;

@@ -219,13 +219,8 @@ public:
         const auto result = result_of(out);
         const auto usage = result.is_object() ? result.find("usage") : result.end();
         if (!result.is_object() || usage == result.end() || !usage->is_object()) return cost;
-        const auto count = [&](const char* key) -> std::optional<long long> {
-            const auto n = usage->find(key);
-            if (n == usage->end() || !n->is_number_integer()) return std::nullopt;
-            return n->get<long long>();
-        };
-        cost.input_tokens = count("input_tokens");
-        cost.output_tokens = count("output_tokens");
+        cost.input_tokens = project::count_member(*usage, "input_tokens");
+        cost.output_tokens = project::count_member(*usage, "output_tokens");
         return cost;
     }
 

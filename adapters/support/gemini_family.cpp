@@ -163,13 +163,6 @@ std::string newest_chat(const std::string& dir) {
         5);
 }
 
-/// `key` of object `j` as a count; nullopt when absent or not a whole number.
-std::optional<long long> count_of(const nlohmann::json& j, const char* key) {
-    const auto it = j.find(key);
-    if (it == j.end() || !it->is_number_integer()) return std::nullopt;
-    return it->get<long long>();
-}
-
 } // namespace
 
 RunCost GeminiFamily::run_cost(const std::string&, const std::string&,
@@ -206,7 +199,8 @@ RunCost GeminiFamily::run_cost(const std::string&, const std::string&,
         const auto id = line.find(id_key);
         const std::string key =
             id != line.end() && id->is_string() ? id->get<std::string>() : std::to_string(at);
-        turns[key] = {count_of(*usage, in_key).value_or(0), count_of(*usage, out_key).value_or(0)};
+        turns[key] = {project::count_member(*usage, in_key).value_or(0),
+                      project::count_member(*usage, out_key).value_or(0)};
     }
     if (turns.empty()) return {};
     RunCost cost;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,10 @@ std::vector<nlohmann::json> json_object_lines(const std::string& text);
 /// The string `object[key]`; empty when `object` is no object or the member is absent or not a
 /// string (never throws).
 std::string string_member(const nlohmann::json& object, const char* key);
+
+/// `object[key]` as a count; nullopt when `object` is no object or the member is absent or not a
+/// whole number (never throws).
+std::optional<long long> count_member(const nlohmann::json& object, const char* key);
 
 /// The first UUID (8-4-4-4-12 hex) in `text`; empty when none.
 std::string first_uuid(const std::string& text);

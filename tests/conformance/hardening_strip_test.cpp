@@ -180,6 +180,12 @@ std::vector<Hardening> hardenings() {
          "--only-tools Read,LS,Grep,Glob", drop_flag("--only-tools", true)},
         {"droid_runtime_settings", "droid", Mode::plan, RoleKind::read_only, "hostile-workspace",
          "--settings with hooks and MCP servers off", drop_flag("--settings", true)},
+        {"cn_exclude_shell", "cn", Mode::plan, RoleKind::read_only, "shell-write-withheld",
+         "--exclude Bash (and CheckBackgroundJob, Write, Edit, MultiEdit)",
+         drop_flag("--exclude", true)},
+        {"cn_global_dir", "cn", Mode::plan, RoleKind::read_only, "hostile-workspace",
+         "CONTINUE_GLOBAL_DIR (set, so that a repository's .env cannot move it)",
+         drop_env("CONTINUE_GLOBAL_DIR")},
     };
 }
 

@@ -22,8 +22,10 @@ struct PlanCase {
     std::map<std::string, std::string> options;
     std::string resume;
     std::vector<std::string> extra_args; ///< As a config's `args` would add them.
-    adapters::HostFacts host; ///< Not root, no managed MCP config: tests never read the machine.
-    std::string support_dir;  ///< Non-empty: support files are written there (else nowhere).
+    /// Not root, no managed MCP config, Continue's directory in /home/user: tests never read the
+    /// machine.
+    adapters::HostFacts host;
+    std::string support_dir; ///< Non-empty: support files are written there (else nowhere).
 };
 
 /// `harness` dispatched from a `parent` session with `role` and per-task `options`.

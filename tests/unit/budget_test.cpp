@@ -23,6 +23,7 @@ PlanRequest budget_request(const std::string& id, BudgetPolicy policy, Mode mode
     request.max_budget_usd = 2.5;
     request.budget_policy = policy;
     request.support_dir = ::testing::TempDir() + "sonata-budget-support";
+    request.host.continue_dir = "/home/user/.continue"; // cn pins Continue's directory
     return request;
 }
 
