@@ -114,10 +114,19 @@ Result<std::string> Git::tree_of(const std::string& dir, const std::string& pare
         }
     } remove{path};
     SONATA_TRY(run(dir, {"read-tree", parent}, own));
-    SONATA_TRY(run(dir, {"add", "-A"}, own));
-    // sonata's own directory (runs, worktrees) stays out, ignored by the user or not.
-    SONATA_TRY(
-        run(dir, {"rm", "-r", "--cached", "--quiet", "--ignore-unmatch", "--", ".sonata"}, own));
+    // sonata's own directory (runs, worktrees) stays out, ignored by the user or not: its files
+    // are never read, since the runs already started write there while this one freezes the
+    // workspace, and it is removed from the index where the parent commit holds it. git add reads
+    // no untracked file of an ignored directory, and fails when a pathspec names one, even to
+    // exclude it: the exclusion is only for a .sonata the user does not ignore.
+    std::vector<std::string> add{"add", "-A"};
+    auto ignored = raw_git(m_runner, m_env, dir, {"check-ignore", "-q", "--no-index", ".sonata"},
+                           own, std::nullopt);
+    if (!ignored || ignored->exit_code != 0)
+        add.insert(add.end(), {"--", ":/", ":(top,exclude).sonata"});
+    SONATA_TRY(run(dir, add, own));
+    SONATA_TRY(run(
+        dir, {"rm", "-r", "--cached", "-f", "--quiet", "--ignore-unmatch", "--", ".sonata"}, own));
     auto tree = run(dir, {"write-tree"}, own);
     SONATA_TRY(tree);
     return trimmed(*tree);

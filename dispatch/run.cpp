@@ -43,12 +43,16 @@ RunPlan plan_of(const StartRequest& request) {
 }
 
 /// The pid of the supervisor of the run in `dir`: the receipt's when /proc confirms it, else the
-/// one /proc shows running `supervise` on that directory; 0 when none does.
+/// one /proc shows running `supervise` on that directory (its watchdog, a fork of it, shows the
+/// same command line, and ignores stop signals); 0 when none does.
 int verified_supervisor(const Receipt& r, const RunDirectory& dir) {
     if (!dir.supervised()) return 0;
     if (is_supervisor_of(r.supervisor_pid, dir.path())) return r.supervisor_pid;
-    for (const int pid : all_processes())
-        if (is_supervisor_of(pid, dir.path())) return pid;
+    for (const int pid : all_processes()) {
+        const auto parent = parent_of(pid);
+        if (is_supervisor_of(pid, dir.path()) && !(parent && is_supervisor_of(*parent, dir.path())))
+            return pid;
+    }
     return 0;
 }
 
@@ -152,11 +156,12 @@ Result<Receipt> cancel_run(const std::string& path) {
     auto dir = RunDirectory::open(path);
     SONATA_TRY(dir);
     auto receipt = status_of(*dir);
-    // A run just started may not be held by its supervisor yet: wait until it is (or the start
-    // grace runs out and the run reads lost), so that the cancel is not lost.
+    // A run just started may not be held by its supervisor yet: wait until it is and the receipt
+    // names it, which it does once it handles stop signals (or until the start grace runs out and
+    // the run reads lost), so that the cancel is neither lost nor a kill.
     const auto hold_deadline = Clock::now() + k_start_grace + std::chrono::seconds(1);
-    while (receipt && !is_final(receipt->state) && !dir->supervised() &&
-           Clock::now() < hold_deadline) {
+    while (receipt && !is_final(receipt->state) &&
+           (!dir->supervised() || receipt->supervisor_pid == 0) && Clock::now() < hold_deadline) {
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
         receipt = status_of(*dir);
     }

@@ -182,6 +182,9 @@ int supervise(const std::string& path, ProcessRunner& runner) {
 }
 
 int supervise(const std::string& path, ProcessRunner& runner, RunHost& host) {
+    // A stop signal (a cancel) from the moment the run is held cancels it, and never kills the
+    // supervisor before it can record the run's end.
+    std::atomic<bool>& stop = host.stop_on_signals();
     auto dir = RunDirectory::open(path);
     if (!dir) return to_int(ExitCode::bad_data);
     if (!dir->lock_as_supervisor()) return to_int(ExitCode::failure); // it has a supervisor
@@ -190,7 +193,7 @@ int supervise(const std::string& path, ProcessRunner& runner, RunHost& host) {
     // Before any thread exists.
     auto watchdog = host.start_watchdog([&] { mark_if_unfinished(*dir, host); });
     if (!watchdog) return to_int(ExitCode::failure);
-    SharedReceipt shared(*dir, orders->receipt, host.stop_on_signals());
+    SharedReceipt shared(*dir, orders->receipt, stop);
     shared.update([&](Receipt& r) {
         r.supervisor_pid = static_cast<int>(::getpid());
         r.supervisor_start = start_time_of(r.supervisor_pid);

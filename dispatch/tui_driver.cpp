@@ -19,7 +19,7 @@ class Driver {
 public:
     Driver(TmuxSession& tui, const adapters::ScreenPatterns& patterns, const TuiPolicy& policy)
         : m_tui(tui), m_patterns(patterns), m_policy(policy), m_prompt_sent(policy.prompt_sent),
-          m_answered(policy.answered_card) {}
+          m_answered(policy.answered_card), m_answered_at(Clock::now()) {}
 
     TuiOutcome run(const std::string& prompt, Clock::time_point deadline,
                    const std::atomic<bool>* cancel) {
@@ -55,7 +55,10 @@ private:
         if (!screen_shows(screen, m_patterns.approval)) m_answered.clear();
         if (screen_shows(screen, m_patterns.approval) && m_prompt_sent) {
             std::string card = approval_card(screen, m_patterns);
-            if (!m_answered.empty() && card == m_answered) return std::nullopt; // still closing
+            if (!m_answered.empty() && card == m_answered) { // still closing, or the key was lost
+                answer_again_if_lost();
+                return std::nullopt;
+            }
             m_out.card = std::move(card);
             m_out.approval_seen = true;
             seen("approval", screen);
@@ -109,6 +112,20 @@ private:
         ++m_submits;
     }
 
+    /// The card answered before this drive began still shows, unchanged, well after its answer's
+    /// keys (a redrawing TUI keeps it up a second or so): the keys were lost, and are sent again,
+    /// at most twice. Only while that very card shows: once it is gone, its text is a new card.
+    void answer_again_if_lost() {
+        constexpr int k_resends = 2;
+        constexpr auto k_wait = std::chrono::seconds(5);
+        if (m_policy.answer_keys.empty() || m_resends >= k_resends ||
+            Clock::now() - m_answered_at < k_wait)
+            return;
+        (void)m_tui.send_keys(m_policy.answer_keys);
+        m_answered_at = Clock::now();
+        ++m_resends;
+    }
+
     /// Types the prompt and submits it once the screen echoes it. Some TUIs drop keys typed while
     /// they finish starting up (codex 0.171 drops the first text typed), so text that does not
     /// show within a few seconds is typed again; after three tries it is submitted as is.
@@ -157,6 +174,8 @@ private:
     TuiOutcome m_out;
     bool m_prompt_sent = false;
     std::string m_answered;
+    Clock::time_point m_answered_at; ///< When the answered card's keys were last sent.
+    int m_resends = 0;               ///< Times they were sent again.
     int m_typed = 0;
     Clock::time_point m_typed_at{};
     Clock::time_point m_declined_at{};

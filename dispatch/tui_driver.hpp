@@ -33,6 +33,9 @@ struct TuiPolicy {
     /// The card (approval_card's text) answered last: while it still shows it is not reported
     /// again; once it is gone, the same text is a new card.
     std::string answered_card;
+    /// The keys that answered it: sent again while the card still shows well after them, since a
+    /// TUI under load can lose a key (codex 0.171 loses typed text and submit keys).
+    std::vector<std::string> answer_keys;
     /// Called with every screen polled (a dispatch's stall clock and turn tracking); may be empty.
     std::function<void(const std::string& screen)> on_poll;
     /// True once the work is done (the model finished, the report landed): the driver then stops.

@@ -134,9 +134,11 @@ private:
         });
         const auto answer = await_answer(card);
         if (!answer) return; // exited, cancelled or timed out: the next drive says
-        // A key that does not arrive leaves the card up: the next drive pauses on it again.
-        (void)m_tui.send_keys(answer->yes ? m_patterns.approve_keys : m_patterns.deny_keys);
+        // A key that does not arrive leaves the card up: the next drive sends it again.
+        const auto& keys = answer->yes ? m_patterns.approve_keys : m_patterns.deny_keys;
+        (void)m_tui.send_keys(keys);
         m_policy.answered_card = card;
+        m_policy.answer_keys = keys;
         m_shared.update([&](Receipt& r) {
             r.approvals.push_back({card, answer->yes ? "yes" : "no", utc_now(), answer->by});
             r.prompt.clear();

@@ -108,6 +108,25 @@ TEST_F(TuiDispatch, AnApprovalCardPausesTheRunAndApproveYesLetsItGoOnOnce) {
     expect_nothing_left(r);
 }
 
+TEST_F(TuiDispatch, AnAnswerKeyTheTuiLostIsSentAgainAndTheCardIsAnsweredOnce) {
+    // The stand-in loses the first key typed at its card, as a TUI under load can: the card
+    // stays up unchanged, and the supervisor sends the answer again rather than wait forever.
+    const auto paused = dispatch("scenario: tui-lost-key TUI-5");
+    ASSERT_EQ(paused.exit_code, to_int(ExitCode::run_paused)) << paused.err << paused.out;
+    const std::string id = receipt_of(paused).at("id");
+    ASSERT_EQ(sonata({"approve", id, "--yes"}).exit_code, 0);
+    const auto waited = sonata({"wait", id, "--json", "--timeout", "60"});
+    ASSERT_EQ(waited.exit_code, 0) << waited.err << waited.out;
+    const json r = receipt_of(waited);
+    EXPECT_EQ(r.at("state"), "done");
+    ASSERT_EQ(r.at("approvals").size(), 1U) << r.at("approvals").dump();
+    EXPECT_EQ(r.at("approvals")[0].at("answer"), "yes");
+    EXPECT_EQ(json::parse(waited.out).at("report").get<std::string>().rfind("approved TUI-5\n", 0),
+              0U);
+    EXPECT_TRUE(fs::exists(m_project + "/approved.txt"));
+    expect_nothing_left(r);
+}
+
 TEST_F(TuiDispatch, EachNewCardPausesAgainAndApproveNoDeclinesIt) {
     const std::string id = start("scenario: tui-two-cards TUI-4");
     auto waited = sonata({"wait", id, "--json"});

@@ -2,7 +2,9 @@
 // (ignored files excepted) while the user's index, stash, branches and files stay as they were;
 // the run's changes as a diff; applied as a three-way merge that keeps the user's own edits and
 // changes nothing on a conflict; discarded without a trace; and the repository's hooks never run.
+#include <atomic>
 #include <filesystem>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -84,6 +86,42 @@ TEST_F(GitWorktree, TheWorktreeStartsFromTheWorkspaceAsItIsAndTouchesNothingOfTh
     EXPECT_EQ(read_text(m_repo + "/.git/index"), index);
     EXPECT_EQ(state(), before);
     EXPECT_NE(git({"branch", "--list", "sonata/r1"}), "") << "the run's branch exists";
+}
+
+TEST_F(GitWorktree, RunsWritingTheirFilesUnderSonataNeverStopAnotherRunsWorktree) {
+    // Fan-out starts its worktree runs one after another while the first ones already write their
+    // receipts under .sonata/runs: the freeze of the workspace must not read those files at all
+    // (read, then changed, they once failed the freeze's removal of .sonata from its index).
+    write_text(m_repo + "/.sonata/tracked.txt", "committed\n"); // .sonata in HEAD stays out too
+    git({"add", "-f", ".sonata/tracked.txt"});
+    git({"commit", "--quiet", "-m", "with .sonata"});
+    write_text(m_repo + "/.sonata/tracked.txt", "changed\n");
+    make_dirty();
+    std::atomic<bool> stop{false};
+    std::thread writer([&] {
+        for (unsigned n = 0; !stop.load(); ++n) {
+            for (int run = 0; run < 8; ++run)
+                write_text(m_repo + "/.sonata/runs/r" + std::to_string(run) + "/receipt.json",
+                           std::string(n % 64 + 1, 'x'));
+        }
+    });
+    std::vector<std::string> errors;
+    std::vector<std::string> trees;
+    for (int i = 0; i < 16; ++i) {
+        // Half the time the user ignores .sonata, half the time not.
+        if (i == 8) write_text(m_repo + "/.gitignore", "secret.env\n.sonata/\n");
+        auto base = m_git.snapshot(m_repo);
+        if (!base)
+            errors.push_back(base.error().message);
+        else
+            trees.push_back(git({"ls-tree", "-r", "--name-only", base->snapshot}));
+    }
+    stop = true;
+    writer.join();
+    EXPECT_TRUE(errors.empty()) << errors.front();
+    for (const auto& tree : trees) {
+        EXPECT_EQ(tree, ".gitignore\na.txt\nnew.txt\nstaged.txt\n") << "nothing of .sonata";
+    }
 }
 
 TEST_F(GitWorktree, ACleanWorkspaceStartsAtHead) {

@@ -243,6 +243,31 @@ TEST_F(McpTasks, AClientWithoutTasksWaitsAndAlwaysLearnsTheRunsId) {
     expect_nothing_left();
 }
 
+TEST_F(McpTasks, ACancelAsSoonAsTheRunStartsEndsItCancelledNeverLost) {
+    // The server's cancel signals the run's supervisor while it is still starting: the signal must
+    // reach the supervisor itself (not its watchdog) once it handles it, and end the run cancelled
+    // (a cancel that came too early once killed it, and the run read `lost`).
+    McpSession server(m_env, m_project);
+    json caps = with_tasks();
+    caps.erase("extensions");
+    for (int i = 0; i < 10; ++i) {
+        const json r = server.request(dispatch_call(2 * i + 1,
+                                                    {{"harness", "pi"},
+                                                     {"role", "review"},
+                                                     {"task", "scenario: hang"},
+                                                     {"window_seconds", 0}},
+                                                    caps))["result"];
+        const std::string id = r["structuredContent"]["run_id"];
+        const json cancelled = server.request(
+            modern(2 * i + 2, "tools/call", {{"name", "cancel"}, {"arguments", {{"id", id}}}},
+                   caps))["result"];
+        ASSERT_EQ(cancelled["structuredContent"]["state"], "cancelled")
+            << "attempt " << i << ": " << cancelled.dump();
+    }
+    server.close();
+    expect_nothing_left();
+}
+
 TEST_F(McpTasks, DoctorSaysWhichProtocolAndWhetherTasksTheLastClientTook) {
     EXPECT_NE(sonata({"doctor"}).out.find("ok       mcp client: no client has called"),
               std::string::npos);

@@ -49,6 +49,8 @@
 //                      card stays up a second after the key (as a redrawing TUI's may), is then
 //                      erased, and the report says "approved TOKEN" or "denied TOKEN"
 //   tui-two-cards TOKEN  that card, then "Allow write `second.txt`? [y/N]", then the report
+//   tui-lost-key TOKEN  tui-approve's card, but the first key typed at it is lost (as a TUI under
+//                      load loses one): only a second key answers it
 //   tui-exit-paused    shows the card and exits 2 two seconds later without reading a key
 //   tui-busy           prints "working" and never answers
 //   tui-self-approve TOKEN  shows the card, then a process of its own (in a session of its own)
@@ -116,9 +118,12 @@ char read_key() {
     return key;
 }
 
-/// Shows an approval card, reads the answer, keeps the card up a second, then erases it.
-bool ask(const std::string& card) {
+/// Shows an approval card, reads the answer (after `lost` keys that never arrive), keeps the card
+/// up a second, then erases it.
+bool ask(const std::string& card, int lost = 0) {
     show("\n" + card + " [y/N] ");
+    for (; lost > 0; --lost)
+        (void)read_key();
     const bool yes = read_key() == 'y';
     std::this_thread::sleep_for(std::chrono::seconds(1));
     show("\r\x1b[2K\x1b[1A\r\x1b[2K" + std::string(yes ? "(approved)\n" : "(declined)\n"));
@@ -291,9 +296,10 @@ int tui() {
         } else if (scenario == "tui-final") {
             show("final answer " + token + "\n");
         } else if (scenario == "tui-approve" || scenario == "tui-two-cards" ||
-                   scenario == "tui-self-approve") {
+                   scenario == "tui-self-approve" || scenario == "tui-lost-key") {
             if (scenario == "tui-self-approve") approve_own_card();
-            const bool yes = ask("Allow command `touch approved.txt`?");
+            const bool yes =
+                ask("Allow command `touch approved.txt`?", scenario == "tui-lost-key" ? 1 : 0);
             if (yes) std::ofstream("approved.txt") << "approved\n";
             std::string verdict = yes ? "approved" : "denied";
             if (scenario == "tui-two-cards") {
