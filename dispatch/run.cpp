@@ -49,9 +49,9 @@ int verified_supervisor(const Receipt& r, const RunDirectory& dir) {
     if (!dir.supervised()) return 0;
     if (is_supervisor_of(r.supervisor_pid, dir.path())) return r.supervisor_pid;
     for (const int pid : all_processes()) {
+        if (!is_supervisor_of(pid, dir.path())) continue;
         const auto parent = parent_of(pid);
-        if (is_supervisor_of(pid, dir.path()) && !(parent && is_supervisor_of(*parent, dir.path())))
-            return pid;
+        if (!parent || !is_supervisor_of(*parent, dir.path())) return pid;
     }
     return 0;
 }
