@@ -41,8 +41,8 @@ install_missing() {
 # Optimised as a release is, without debug information: on two cores that compiles in two thirds
 # of RelWithDebInfo's time (a developer's build dir may use any build type).
 build_sonata() {
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build "$build" -j "$(nproc)"
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null &&
+    cmake --build "$build" -j "$(nproc)"
 }
 
 # Installs the pinned harnesses and sets harness_bin to the directory holding them. Whether a
@@ -50,9 +50,14 @@ build_sonata() {
 # answers, a pin that could not be installed is an error (SONATA_REQUIRE_HARNESSES=1); when it does
 # not, the tests skip, saying why (SONATA_HARNESSES_SKIP_REASON).
 install_harnesses() {
-  local out
+  settle_harnesses "$("$root/scripts/install-harnesses")"
+}
+
+# Decides as install_harnesses says from the installer's output, empty when it failed.
+settle_harnesses() {
+  local out="$1"
   harness_bin=""
-  if out="$("$root/scripts/install-harnesses")"; then
+  if [[ -n "$out" ]]; then
     harness_bin="$(tail -n 1 <<<"$out")"
     export SONATA_REQUIRE_HARNESSES=1
   elif timeout 30 npm ping >/dev/null 2>&1; then
@@ -64,11 +69,41 @@ install_harnesses() {
   fi
 }
 
+# What only the tests need (their Debian packages, the pinned harnesses, bubblewrap) is installed
+# while sonata builds: the build needs none of it, and the installs mostly wait on the network.
+# Their output goes to a log printed once the build is done, so that the two do not interleave.
+start_test_installs() {
+  test_installs_dir="$(mktemp -d)"
+  (
+    install_missing "${test_packages[@]}"
+    "$root/scripts/install-harnesses" > "$test_installs_dir/harnesses" || : > "$test_installs_dir/harnesses"
+    provide_bubblewrap
+  ) > "$test_installs_dir/log" 2>&1 &
+  test_installs_pid=$!
+}
+
+finish_test_installs() {
+  local status=0
+  wait "$test_installs_pid" || status=$?
+  cat "$test_installs_dir/log"
+  if [[ $status -ne 0 ]]; then
+    echo "setup: installing what the tests need failed (exit $status)" >&2
+    exit "$status"
+  fi
+  settle_harnesses "$(cat "$test_installs_dir/harnesses")"
+  SONATA_BWRAP_DIR="$(bubblewrap_dir)/usr/bin"
+  export SONATA_BWRAP_DIR
+  rm -rf "$test_installs_dir"
+}
+
 # Unpacks Debian's bubblewrap beside the harnesses without installing it, and exports its directory
 # as SONATA_BWRAP_DIR: a hardening test runs reasonix with it on PATH, where reasonix's own
 # acceptEdits runs shell commands unasked, while every other cell runs on a host without it.
+bubblewrap_dir() { echo "${XDG_CACHE_HOME:-$HOME/.cache}/sonata/bubblewrap"; }
+
 provide_bubblewrap() {
-  local dir="${XDG_CACHE_HOME:-$HOME/.cache}/sonata/bubblewrap" scratch
+  local dir scratch
+  dir="$(bubblewrap_dir)"
   if [[ ! -x "$dir/usr/bin/bwrap" ]]; then
     scratch="$(mktemp -d)"
     (cd "$scratch" && { apt-get download -qq bubblewrap 2>/dev/null || { as_root apt-get update -qq && apt-get download -qq bubblewrap; }; })
@@ -111,10 +146,10 @@ case "$job" in
     PATH="${harness_bin:+$harness_bin:}$PATH" "$build/sonata" probe "$@"
     ;;
   test)
-    install_missing "${debian_packages[@]}" "${test_packages[@]}"
-    build_sonata
-    install_harnesses
-    provide_bubblewrap
+    install_missing "${debian_packages[@]}"
+    start_test_installs
+    build_sonata || { status=$?; wait "$test_installs_pid" || true; exit "$status"; }
+    finish_test_installs
     status=0
     # Every test asks for two of ctest's processors and one that mostly waits for one: 2n+1 runs
     # one test per core, and the waiting ones beside them.
