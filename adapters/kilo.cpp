@@ -15,8 +15,13 @@ constexpr const char* k_disable_project_config = "KILO_DISABLE_PROJECT_CONFIG";
 constexpr const char* k_plan_agent = "sonata-plan";
 constexpr const char* k_edit_agent = "sonata-edit";
 const opencode_family::Names k_names{
-    k_config_env, "KILO_DISABLE_MODELS_FETCH", "KILO_DISABLE_AUTOUPDATE", "kilo",
-    "kilo.json",  k_disable_project_config};
+    k_config_env,
+    "KILO_DISABLE_MODELS_FETCH",
+    "KILO_DISABLE_AUTOUPDATE",
+    "kilo",
+    "kilo.json",
+    k_disable_project_config,
+    {{"KILO_EXPERIMENTAL_DISABLE_FILEWATCHER", "1"}, {"KILO_TELEMETRY_LEVEL", "off"}}};
 
 std::vector<std::string> forbidden_flags(Mode mode) {
     // --attach would run on a server whose configuration is not the one sonata chose;

@@ -18,9 +18,13 @@ constexpr const char* k_config_env = "OPENCODE_CONFIG_CONTENT";
 constexpr const char* k_disable_project_config = "OPENCODE_DISABLE_PROJECT_CONFIG";
 constexpr const char* k_plan_agent = "sonata-plan";
 constexpr const char* k_edit_agent = "sonata-edit";
-const opencode_family::Names k_names{
-    k_config_env,    "OPENCODE_DISABLE_MODELS_FETCH", "OPENCODE_DISABLE_AUTOUPDATE", "opencode",
-    "opencode.json", k_disable_project_config};
+const opencode_family::Names k_names{k_config_env,
+                                     "OPENCODE_DISABLE_MODELS_FETCH",
+                                     "OPENCODE_DISABLE_AUTOUPDATE",
+                                     "opencode",
+                                     "opencode.json",
+                                     k_disable_project_config,
+                                     {{"OPENCODE_EXPERIMENTAL_DISABLE_FILEWATCHER", "1"}}};
 
 /// Which facts apply to the installed opencode.
 enum class Line {

@@ -335,6 +335,15 @@ std::string OpenCodeFamily::hostile_plugin(const std::string& canary) const {
 
 void OpenCodeFamily::finish_run(Invocation& inv, const PlanInput& in) const {
     inv.env.insert_or_assign(m_names.disable_project_config_env, "1");
+    // A snapshot (a git copy of the workspace at every step, for the harness's own undo) and the
+    // file watcher cost seconds per run; the run's changes are recorded by sonata either way.
+    Json config = Json::object();
+    if (const auto it = inv.env.find(m_names.config_env); it != inv.env.end())
+        config = Json::parse(it->second); // the mapping's own JSON
+    config["snapshot"] = false;
+    inv.env.insert_or_assign(m_names.config_env, config.dump());
+    for (const auto& [name, value] : m_names.quiet_env)
+        inv.env.insert_or_assign(name, value);
     set_flag_value(inv.argv, "--model", in.model);
     if (!in.resume_session.empty()) {
         set_flag_value(inv.argv, "--session", in.resume_session);

@@ -21,6 +21,8 @@ struct Names {
     std::string data_dir;                   ///< Under XDG_DATA_HOME: "opencode" / "kilo".
     std::string config_file;                ///< The project config: "opencode.json" / "kilo.json".
     std::string disable_project_config_env; ///< Keeps the repository's config and plugins out.
+    /// Background work a `run` does not need, turned off (the file watcher, telemetry).
+    std::vector<std::pair<std::string, std::string>> quiet_env;
 };
 
 /// The config of a primary agent `name` that denies every tool but `allowed`, and denies `denied`
@@ -92,7 +94,7 @@ protected:
     /// What every `run` mapping ends with: project config kept out (hostile-workspace: a
     /// repository's config re-allowed tools and its plugins ran), the model, the resumed session,
     /// JSON events (the session id, the final text, the tokens) and the message as the last
-    /// argument.
+    /// argument; workspace snapshots and the background work in Names::quiet_env off.
     void finish_run(Invocation& inv, const PlanInput& in) const;
 
 private:

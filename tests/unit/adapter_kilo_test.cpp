@@ -16,15 +16,20 @@ const Strings k_unset{"IS_SANDBOX",      "KILO_PERMISSION",         "KILO_CONFIG
                       "OPENCODE_CONFIG", "OPENCODE_CONFIG_DIR"};
 const std::string k_plan_agent =
     R"({"agent":{"sonata-plan":{"mode":"primary","permission":{"*":"deny","read":"allow",)"
-    R"("grep":"allow","glob":"allow","external_directory":"deny"}}}})";
+    R"("grep":"allow","glob":"allow","external_directory":"deny"}}},"snapshot":false})";
 const std::string k_edit_agent =
     R"({"agent":{"sonata-edit":{"mode":"primary","permission":{"*":"deny","read":"allow",)"
     R"("grep":"allow","glob":"allow","edit":"allow","write":"allow","patch":"allow",)"
-    R"("external_directory":"deny"}}}})";
+    R"("external_directory":"deny"}}},"snapshot":false})";
 const char* k_agent_note = "tool permission rules of an injected agent, not an OS sandbox";
 
+// Every run keeps kilo from loading the repository's own config and turns its workspace snapshots,
+// file watcher and telemetry off (bypass, which injects no agent, sets a config for that alone).
 Invocation kilo_run(Strings argv, Env env, Strings unset, Strings relies, Strings notes) {
     env["KILO_DISABLE_PROJECT_CONFIG"] = "1";
+    env["KILO_EXPERIMENTAL_DISABLE_FILEWATCHER"] = "1";
+    env["KILO_TELEMETRY_LEVEL"] = "off";
+    env.emplace("KILO_CONFIG_CONTENT", R"({"snapshot":false})");
     return Invocation{.argv = std::move(argv),
                       .env = std::move(env),
                       .env_unset = std::move(unset),
@@ -59,10 +64,8 @@ TEST(KiloAdapter, AcceptEditsAddsFileEditsOnlyAndBypassAloneAutoApproves) {
                        {"outside-workspace-write", "hostile-workspace", "tool-census", "rm-prompt",
                         "delegation-escape"},
                        {k_agent_note}));
-    Strings bypass_unset = k_unset;
-    bypass_unset.insert(bypass_unset.begin() + 1, "KILO_CONFIG_CONTENT");
     EXPECT_EQ(invocation_of(plan_case("kilo", Mode::bypass_permissions)),
-              kilo_run({"kilo", "run", "--auto", "--format", "json", "--"}, {}, bypass_unset, {},
+              kilo_run({"kilo", "run", "--auto", "--format", "json", "--"}, {}, k_unset, {},
                        {"no sandbox: shell commands run unasked"}));
     const Invocation narrowed =
         invocation_of(no_bypass(plan_case("kilo", Mode::bypass_permissions)));

@@ -17,7 +17,8 @@ const Strings k_unset_all{"IS_SANDBOX", "OPENCODE_CONFIG_CONTENT", "OPENCODE_PER
 const Strings k_unset_but_config{"IS_SANDBOX", "OPENCODE_PERMISSION", "OPENCODE_CONFIG",
                                  "OPENCODE_CONFIG_DIR"};
 const std::string k_v1_plan_json =
-    R"({"agent":{"plan":{"permission":{"*":"deny","read":"allow","grep":"allow","glob":"allow"}}}})";
+    R"({"agent":{"plan":{"permission":{"*":"deny","read":"allow","grep":"allow","glob":"allow"}}},)"
+    R"("snapshot":false})";
 const Strings k_read_only{"write-withheld", "shell-write-withheld", "delegation-escape",
                           "self-promotion", "hostile-workspace",    "mcp-reachability",
                           "tool-census"};
@@ -30,15 +31,21 @@ const std::string k_edits_note =
 const std::string k_injected_note = "tool permission rules of an injected agent, not an OS sandbox";
 const std::string k_plan_agent_json =
     R"({"agent":{"sonata-plan":{"mode":"primary","permission":{"*":"deny","read":"allow","grep":"allow",)"
-    R"("glob":"allow"}}}})";
+    R"("glob":"allow"}}},"snapshot":false})";
 const std::string k_edit_agent_json =
     R"({"agent":{"sonata-edit":{"mode":"primary","permission":{"*":"deny","read":"allow","grep":"allow",)"
-    R"("glob":"allow","edit":"allow","write":"allow","patch":"allow"}}}})";
+    R"("glob":"allow","edit":"allow","write":"allow","patch":"allow"}}},"snapshot":false})";
+const std::string k_snapshot_off = R"({"snapshot":false})";
 
-// Every mapping keeps opencode from loading the repository's own config, and reads its JSON
-// events (`--format json`, before the `--` that ends the options).
+// Every mapping keeps opencode from loading the repository's own config, turns its workspace
+// snapshots and file watcher off (a mapping without an agent of its own sets a config for that
+// alone, so the caller's config is unset however `unset` reads), and reads its JSON events
+// (`--format json`, before the `--` that ends the options).
 Invocation headless(Strings argv, Env env, Strings unset, Strings relies, Strings notes) {
     env["OPENCODE_DISABLE_PROJECT_CONFIG"] = "1";
+    env["OPENCODE_EXPERIMENTAL_DISABLE_FILEWATCHER"] = "1";
+    if (env.emplace("OPENCODE_CONFIG_CONTENT", k_snapshot_off).second)
+        std::erase(unset, "OPENCODE_CONFIG_CONTENT");
     argv.insert(argv.end() - 1, {"--format", "json"});
     return Invocation{.argv = std::move(argv),
                       .env = std::move(env),
@@ -291,7 +298,7 @@ TEST(OpenCodeAdapter, EndpointInjectionOn1_18SetsTheConfigAndStopsUnsettingIt) {
     ASSERT_TRUE(injected) << injected.error().message;
     const Invocation want = headless(
         {"opencode", "run", "--agent", "build", "--model", "sonata-probe/sonata-probe-model", "--"},
-        {{"OPENCODE_CONFIG_CONTENT", "{" + k_provider_json + "}"},
+        {{"OPENCODE_CONFIG_CONTENT", R"({"snapshot":false,)" + k_provider_json + "}"},
          {"OPENCODE_DISABLE_MODELS_FETCH", "1"},
          {"OPENCODE_DISABLE_AUTOUPDATE", "1"},
          {"XDG_DATA_HOME", "/run/home/.local/share"}},
