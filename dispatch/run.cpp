@@ -56,10 +56,14 @@ int verified_supervisor(const Receipt& r, const RunDirectory& dir) {
     return 0;
 }
 
-/// The receipt of an open run directory, `lost` when no supervisor holds the run any more.
+/// The receipt of an open run directory, `lost` when no supervisor holds the run any more. The
+/// lock is read before the receipt: a supervisor writes its final receipt before it lets go, so a
+/// receipt read after the run was seen free is its last word (read the other way round, a run that
+/// ended between the two reads would be taken for one whose supervisor died).
 Result<Receipt> status_of(const RunDirectory& dir) {
+    const bool held = dir.supervised();
     auto receipt = load_receipt(dir);
-    if (!receipt || is_final(receipt->state) || dir.supervised()) return receipt;
+    if (!receipt || is_final(receipt->state) || held) return receipt;
     if (receipt->supervisor_pid == 0) {
         std::error_code ec;
         const auto age = fs::file_time_type::clock::now() -
