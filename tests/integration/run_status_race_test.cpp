@@ -52,23 +52,28 @@ TEST(RunStatus, ARunThatEndsWhileItsStatusIsReadReadsDoneNeverLost) {
         // Three readers poll it as waiting dispatches do, until it is final: more readers than
         // cores, so that one is preempted between its reads now and then, as under load.
         std::atomic<bool> lost{false};
+        std::atomic<bool> unreadable{false};
         std::vector<std::thread> readers;
         for (int reader = 0; reader < 3; ++reader) {
             readers.emplace_back([&] {
                 for (;;) {
                     const auto status = dispatch::run_status(path);
-                    if (!status || status->state == dispatch::RunState::lost) lost = true;
+                    if (!status) unreadable = true;
+                    if (status && status->state == dispatch::RunState::lost) lost = true;
                     if (!status || dispatch::is_final(status->state)) return;
                 }
             });
         }
         for (auto& reader : readers)
             reader.join();
+        ASSERT_FALSE(unreadable) << "round " << round << ": the run's status could not be read";
         ASSERT_FALSE(lost) << "round " << round << ": a run that ended read lost";
         int exit_status = 0;
         ASSERT_EQ(::waitpid(child, &exit_status, 0), child);
         EXPECT_TRUE(WIFEXITED(exit_status) && WEXITSTATUS(exit_status) == 0);
-        EXPECT_EQ(dispatch::load_receipt(path)->state, dispatch::RunState::done);
+        const auto last = dispatch::load_receipt(path);
+        ASSERT_TRUE(last) << last.error().message;
+        EXPECT_EQ(last->state, dispatch::RunState::done);
     }
 }
 
