@@ -24,7 +24,7 @@
 #include "tests/support/claude_parent.hpp"
 
 namespace sonata {
-namespace {
+namespace mcp_tui_e2e_test {
 
 using json = nlohmann::json;
 
@@ -305,5 +305,5 @@ TEST_F(McpTuiEndToEnd, APausedRunIsAFormTheUserAnswersAndItsReportFollows) {
               << since(start).count() << " s)\n";
 }
 
-} // namespace
+} // namespace mcp_tui_e2e_test
 } // namespace sonata

@@ -17,7 +17,7 @@
 #include "tests/support/sonata_run.hpp"
 
 namespace sonata {
-namespace {
+namespace hostile_inputs_test {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -361,5 +361,5 @@ TEST_F(HostileInputs, ConfigValuesOfTheWrongTypeAreRefused) {
         << run.err;
 }
 
-} // namespace
+} // namespace hostile_inputs_test
 } // namespace sonata

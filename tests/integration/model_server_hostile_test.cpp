@@ -41,11 +41,25 @@ json claude_turn() {
 }
 
 // The first content block a fresh connection gets for a first turn, or null.
-json first_answer(unsigned short port) {
-    const auto response = HttpClient(port).send("POST", "/v1/messages", claude_turn().dump());
+json answer_of(const HttpResponse& response) {
     const auto body = json::parse(response.body, nullptr, false);
     if (response.status != 200 || !body.contains("content")) return nullptr;
     return body["content"][0];
+}
+
+json first_answer(unsigned short port) {
+    return answer_of(HttpClient(port).send("POST", "/v1/messages", claude_turn().dump()));
+}
+
+// The same from a server whose timeouts are 200 ms. The server's timers run in the test's own
+// process: starved of the CPU between connecting and sending (a loaded machine), the test can see
+// its connection closed by those timeouts before any answer, so a connection closed unanswered is
+// tried again, a few times. A wrong answer is not.
+json first_answer_within_short_timeouts(unsigned short port) {
+    HttpResponse response;
+    for (int attempt = 0; attempt < 5 && response.status == 0; ++attempt)
+        response = HttpClient(port).send("POST", "/v1/messages", claude_turn().dump());
+    return answer_of(response);
 }
 
 json write_call(const std::string& workspace) {
@@ -215,7 +229,7 @@ TEST(ModelServerHostile, HalfSentRequestsAndIdleConnectionsAreClosed) {
     EXPECT_TRUE(half_header.closed_by_server());
     EXPECT_TRUE(half_body.closed_by_server());
     EXPECT_TRUE(kept.closed_by_server());
-    EXPECT_EQ(first_answer(t.port), write_call("/ws"));
+    EXPECT_EQ(first_answer_within_short_timeouts(t.port), write_call("/ws"));
 }
 
 TEST(ModelServerHostile, ATrickledHeaderIsCutOffThoughEveryByteComesInTime) {
@@ -229,7 +243,7 @@ TEST(ModelServerHostile, ATrickledHeaderIsCutOffThoughEveryByteComesInTime) {
         cut_off = !slow.write_raw("a");
     }
     EXPECT_TRUE(cut_off) << "a request trickled in for 10 s, 50 times its timeout";
-    EXPECT_EQ(first_answer(t.port), write_call("/ws"));
+    EXPECT_EQ(first_answer_within_short_timeouts(t.port), write_call("/ws"));
 }
 
 TEST(ModelServerHostile, DeeplyNestedBodiesGet400AndTheServerKeepsServing) {

@@ -10,7 +10,7 @@
 #include "tests/support/model_server_fixture.hpp"
 
 namespace sonata::probes {
-namespace {
+namespace model_server_wire_test {
 
 using nlohmann::json;
 using namespace sonata::testing;
@@ -341,5 +341,5 @@ std::string harness_test_name(const ::testing::TestParamInfo<std::string>& param
 INSTANTIATE_TEST_SUITE_P(Registry, ModelServerPerAdapter,
                          ::testing::ValuesIn(probeable_harnesses()), harness_test_name);
 
-} // namespace
+} // namespace model_server_wire_test
 } // namespace sonata::probes

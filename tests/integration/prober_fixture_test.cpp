@@ -18,7 +18,7 @@
 #include "tests/support/sonata_run.hpp"
 
 namespace sonata {
-namespace {
+namespace prober_fixture_test {
 
 namespace fs = std::filesystem;
 
@@ -361,5 +361,5 @@ TEST_F(ProberFixture, InterruptKillsRunningCellsAndLeavesNothing) {
     EXPECT_EQ(testing::processes_working_under(m_root.string()), std::vector<std::string>{});
 }
 
-} // namespace
+} // namespace prober_fixture_test
 } // namespace sonata

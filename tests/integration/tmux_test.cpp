@@ -18,7 +18,7 @@
 #include "tests/support/scratch_dir.hpp"
 
 namespace sonata {
-namespace {
+namespace tmux_test {
 
 using std::chrono::milliseconds;
 using testing::ScratchDir;
@@ -41,14 +41,14 @@ std::function<bool(const std::string&)> contains(const std::string& needle) {
     return [needle](const std::string& screen) { return screen.find(needle) != std::string::npos; };
 }
 
-} // namespace
+} // namespace tmux_test
 
 void PrintTo(const PaneStatus& s, std::ostream* os) {
     *os << "{exited " << s.exited << ", exit " << s.exit_code << ", signal " << s.term_signal
         << "}";
 }
 
-namespace {
+namespace tmux_test {
 
 class TmuxTest : public ::testing::Test {
 protected:
@@ -238,5 +238,5 @@ TEST_F(TmuxTest, MissingProgramIsAnError) {
     EXPECT_EQ(session.error().message, "cannot start '/nonexistent/program' in tmux: not found");
 }
 
-} // namespace
+} // namespace tmux_test
 } // namespace sonata

@@ -14,7 +14,7 @@
 #include "tests/support/sonata_run.hpp"
 
 namespace sonata {
-namespace {
+namespace untrusted_workspace_test {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -280,5 +280,5 @@ TEST_F(UntrustedWorkspace, AHarnessThatIsNotInstalledIsRefusedBeforeAnythingStar
     EXPECT_FALSE(fs::exists(m_env.at("XDG_STATE_HOME") + "/sonata/runs"));
 }
 
-} // namespace
+} // namespace untrusted_workspace_test
 } // namespace sonata

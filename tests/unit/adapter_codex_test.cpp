@@ -9,7 +9,7 @@
 #include "tests/support/plan_helpers.hpp"
 
 namespace sonata::testing {
-namespace {
+namespace adapter_codex_test {
 
 using Strings = std::vector<std::string>;
 
@@ -363,5 +363,5 @@ TEST(CodexAdapter, ProtocolAndToolVocabulary) {
     EXPECT_EQ((*adapter)->permission_env(), Strings{});
 }
 
-} // namespace
+} // namespace adapter_codex_test
 } // namespace sonata::testing

@@ -19,7 +19,7 @@
 #include "tests/support/scratch_dir.hpp"
 
 namespace sonata::testing {
-namespace {
+namespace adapter_copilot_test {
 
 using Strings = std::vector<std::string>;
 
@@ -280,5 +280,5 @@ TEST(CopilotAdapter, ProjectFilesAreHooksAndMcpServersOfATrustedFolder) {
     EXPECT_EQ(mcp->tool_name, "sonata-canary-touch");
 }
 
-} // namespace
+} // namespace adapter_copilot_test
 } // namespace sonata::testing

@@ -12,7 +12,7 @@
 #include "tests/support/scratch_dir.hpp"
 
 namespace sonata::testing {
-namespace {
+namespace adapter_droid_test {
 
 using Strings = std::vector<std::string>;
 
@@ -177,5 +177,5 @@ TEST(DroidAdapter, ProjectFilesAreFactorysSettingsHooksAndMcpServers) {
     EXPECT_NE(droid.tools().shell_args_json.find(R"("riskLevel":"low")"), std::string::npos);
 }
 
-} // namespace
+} // namespace adapter_droid_test
 } // namespace sonata::testing

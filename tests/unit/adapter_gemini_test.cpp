@@ -15,7 +15,7 @@
 #include "tests/support/scratch_dir.hpp"
 
 namespace sonata::testing {
-namespace {
+namespace adapter_gemini_test {
 
 using Strings = std::vector<std::string>;
 using Options = std::map<std::string, std::string>;
@@ -253,5 +253,5 @@ TEST(Gemini, ToolVocabularyIsWhatItOffered) {
     EXPECT_EQ(tools.mode_enter, (Strings{"enter_plan_mode"}));
 }
 
-} // namespace
+} // namespace adapter_gemini_test
 } // namespace sonata::testing

@@ -5,7 +5,7 @@
 #include "tests/support/mode_table.hpp"
 
 namespace sonata::testing {
-namespace {
+namespace adapter_grok_test {
 
 using Strings = std::vector<std::string>;
 
@@ -104,5 +104,5 @@ TEST(Grok, ConfiguredArgumentsGoBeforeThePromptFlag) {
               (std::vector<std::string>{"--model", "grok-code"}));
 }
 
-} // namespace
+} // namespace adapter_grok_test
 } // namespace sonata::testing

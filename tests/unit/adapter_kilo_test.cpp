@@ -6,7 +6,7 @@
 #include "tests/support/plan_helpers.hpp"
 
 namespace sonata::testing {
-namespace {
+namespace adapter_kilo_test {
 
 using Strings = std::vector<std::string>;
 using Env = std::map<std::string, std::string>;
@@ -106,5 +106,5 @@ TEST(KiloAdapter, ProjectFilesAreKilosAndOpencodesConfigAndAPlugin) {
     EXPECT_EQ(kilo.completion_export_args("ses_1"), (Strings{"export", "ses_1"}));
 }
 
-} // namespace
+} // namespace adapter_kilo_test
 } // namespace sonata::testing

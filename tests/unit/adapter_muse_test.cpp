@@ -5,7 +5,7 @@
 #include "tests/support/mode_table.hpp"
 
 namespace sonata::testing {
-namespace {
+namespace adapter_muse_test {
 
 using Strings = std::vector<std::string>;
 
@@ -89,5 +89,5 @@ TEST(Muse, BypassTakesExtraArgumentsBeforeThePrompt) {
               (Strings{"muse", "exec", "--disable-approval", "--yolo", "--disable-web-tools"}));
 }
 
-} // namespace
+} // namespace adapter_muse_test
 } // namespace sonata::testing

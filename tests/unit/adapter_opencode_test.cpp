@@ -7,7 +7,7 @@
 #include "tests/support/plan_helpers.hpp"
 
 namespace sonata::testing {
-namespace {
+namespace adapter_opencode_test {
 
 using Strings = std::vector<std::string>;
 using Env = std::map<std::string, std::string>;
@@ -372,11 +372,11 @@ TEST(OpenCodeAdapter, ProtocolAndToolVocabulary) {
                        "OPENCODE_CONFIG_DIR", "OPENCODE_DISABLE_PROJECT_CONFIG"}));
 }
 
-} // namespace
+} // namespace adapter_opencode_test
 } // namespace sonata::testing
 
 namespace sonata::testing {
-namespace {
+namespace adapter_opencode_test {
 
 /// A file captured from opencode 1.18.33 (fixtures/captured/opencode/1.18.33).
 std::string captured_opencode(const std::string& name) {
@@ -442,5 +442,5 @@ TEST(OpenCodeConcurrency, OneRunAtATimeUnlessConfigSaysOtherwise) {
     EXPECT_EQ((*adapters::find_adapter("codex"))->default_max_concurrent(), 0);
 }
 
-} // namespace
+} // namespace adapter_opencode_test
 } // namespace sonata::testing

@@ -15,7 +15,7 @@
 #include "tests/support/plan_helpers.hpp"
 
 namespace sonata::testing {
-namespace {
+namespace adapter_pi_test {
 
 using Strings = std::vector<std::string>;
 
@@ -383,5 +383,5 @@ TEST(PiAdapter, ProtocolAndToolVocabulary) {
     }
 }
 
-} // namespace
+} // namespace adapter_pi_test
 } // namespace sonata::testing

@@ -6,7 +6,7 @@
 #include "tests/support/mode_table.hpp"
 
 namespace sonata::testing {
-namespace {
+namespace adapter_qwen_test {
 
 using Strings = std::vector<std::string>;
 using Options = std::map<std::string, std::string>;
@@ -176,5 +176,5 @@ TEST(Qwen, ToolVocabularyIsWhatItOffered) {
     EXPECT_EQ(tools.mode_switch, Strings{"exit_plan_mode"});
 }
 
-} // namespace
+} // namespace adapter_qwen_test
 } // namespace sonata::testing

@@ -8,7 +8,7 @@
 #include "tests/support/mode_table.hpp"
 
 namespace sonata::testing {
-namespace {
+namespace adapter_reasonix_test {
 
 using Strings = std::vector<std::string>;
 
@@ -165,5 +165,5 @@ TEST(Reasonix, ToolVocabularyReachesWhatTheRealBinaryOffers) {
     EXPECT_NE(std::find(tools.shell.begin(), tools.shell.end(), "bash"), tools.shell.end());
 }
 
-} // namespace
+} // namespace adapter_reasonix_test
 } // namespace sonata::testing

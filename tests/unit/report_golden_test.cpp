@@ -8,7 +8,7 @@
 #include "tests/support/report_fixtures.hpp"
 
 namespace sonata::reports {
-namespace {
+namespace report_golden_test {
 
 using sonata::testing::expect_golden;
 using sonata::testing::load_fixture;
@@ -24,8 +24,6 @@ Matrix two_machines() {
     return merge_machines({{"linux-ci.json", load_fixture("linux-ci.json")},
                            {"macos-ci.json", load_fixture("macos-ci.json")}});
 }
-
-} // namespace
 
 TEST_P(ReportGolden, OneMachine) {
     expect_golden("linux-ci." + GetParam().extension,
@@ -60,4 +58,5 @@ TEST(ReportGoldenDiff, TwoMachines) {
                   render_diff_markdown(changes, "macos-ci.json", "linux-ci.json"));
 }
 
+} // namespace report_golden_test
 } // namespace sonata::reports

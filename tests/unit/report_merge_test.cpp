@@ -6,7 +6,7 @@
 #include "tests/support/report_fixtures.hpp"
 
 namespace sonata::reports {
-namespace {
+namespace report_merge_test {
 
 using sonata::testing::load_fixture;
 using sonata::testing::matrix_fixture;
@@ -23,8 +23,6 @@ Matrix two_machines() {
     return merge_machines({{"linux-ci.json", load_fixture("linux-ci.json")},
                            {"macos-ci.json", load_fixture("macos-ci.json")}});
 }
-
-} // namespace
 
 TEST(ReportMerge, EveryCellNamesItsMachine) {
     const std::vector<std::string> expected{
@@ -112,4 +110,5 @@ TEST(ReportMerge, LoadingNamesTheFileThatIsMissingOrCorrupt) {
                   ": cells[0]: unknown verdict 'enforcd' (did you mean 'enforced'?)");
 }
 
+} // namespace report_merge_test
 } // namespace sonata::reports
