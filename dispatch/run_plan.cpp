@@ -13,41 +13,41 @@ using json = nlohmann::json;
 constexpr long k_max_seconds = 10L * 365 * 24 * 3600;
 
 /// A field of the wrong shape, named.
-struct BadField {
+struct BadPlanField {
     std::string field;
 };
 
 const json& field(const json& j, const char* name) {
     const auto it = j.find(name);
-    if (it == j.end()) throw BadField{name};
+    if (it == j.end()) throw BadPlanField{name};
     return *it;
 }
 
 std::string text_of(const json& j, const char* name) {
     const json& v = field(j, name);
-    if (!v.is_string()) throw BadField{name};
+    if (!v.is_string()) throw BadPlanField{name};
     return v.get<std::string>();
 }
 
 bool flag_of(const json& j, const char* name) {
     const json& v = field(j, name);
-    if (!v.is_boolean()) throw BadField{name};
+    if (!v.is_boolean()) throw BadPlanField{name};
     return v.get<bool>();
 }
 
 long number_of(const json& j, const char* name, long low, long high) {
     const json& v = field(j, name);
     if (!v.is_number_integer() || v.get<long long>() < low || v.get<long long>() > high)
-        throw BadField{name};
+        throw BadPlanField{name};
     return static_cast<long>(v.get<long long>());
 }
 
 std::vector<std::string> texts_of(const json& j, const char* name) {
     const json& v = field(j, name);
-    if (!v.is_array()) throw BadField{name};
+    if (!v.is_array()) throw BadPlanField{name};
     std::vector<std::string> out;
     for (const auto& item : v) {
-        if (!item.is_string()) throw BadField{name};
+        if (!item.is_string()) throw BadPlanField{name};
         out.push_back(item.get<std::string>());
     }
     return out;
@@ -55,10 +55,10 @@ std::vector<std::string> texts_of(const json& j, const char* name) {
 
 std::map<std::string, std::string> variables_of(const json& j, const char* name) {
     const json& v = field(j, name);
-    if (!v.is_object()) throw BadField{name};
+    if (!v.is_object()) throw BadPlanField{name};
     std::map<std::string, std::string> out;
     for (const auto& [key, value] : v.items()) {
-        if (!value.is_string()) throw BadField{name};
+        if (!value.is_string()) throw BadPlanField{name};
         out[key] = value.get<std::string>();
     }
     return out;
@@ -66,7 +66,7 @@ std::map<std::string, std::string> variables_of(const json& j, const char* name)
 
 ReportSource report_of(const json& j) {
     const auto source = value_of(k_report_sources, text_of(j, "report"));
-    if (!source) throw BadField{"report"};
+    if (!source) throw BadPlanField{"report"};
     return *source;
 }
 
@@ -75,12 +75,13 @@ RunPlan plan_of(const json& j) {
     plan.harness = text_of(j, "harness");
     Invocation& inv = plan.invocation;
     inv.argv = texts_of(j, "argv");
-    if (inv.argv.empty() || inv.argv.front().empty()) throw BadField{"argv"};
+    if (inv.argv.empty() || inv.argv.front().empty()) throw BadPlanField{"argv"};
     inv.env = variables_of(j, "env");
     inv.env_unset = texts_of(j, "env_unset");
     if (j.contains("path_first")) {
         inv.path_first = text_of(j, "path_first");
-        if (!inv.path_first.empty() && inv.path_first.front() != '/') throw BadField{"path_first"};
+        if (!inv.path_first.empty() && inv.path_first.front() != '/')
+            throw BadPlanField{"path_first"};
     }
     inv.interactive = flag_of(j, "interactive");
     const bool stdin_prompt = flag_of(j, "prompt_stdin");
@@ -89,7 +90,7 @@ RunPlan plan_of(const json& j) {
                                  : PromptChannel::argument;
     inv.report = report_of(j);
     plan.cwd = text_of(j, "cwd");
-    if (plan.cwd.empty() || plan.cwd.front() != '/') throw BadField{"cwd"};
+    if (plan.cwd.empty() || plan.cwd.front() != '/') throw BadPlanField{"cwd"};
     RunLimits& limits = plan.limits;
     limits.timeout = std::chrono::seconds(number_of(j, "timeout_s", 0, k_max_seconds));
     limits.stall = std::chrono::seconds(number_of(j, "stall_s", 0, k_max_seconds));
@@ -133,7 +134,7 @@ Result<RunPlan> parse_plan(std::string_view text, const std::string& source) {
         return fail(ExitCode::bad_data, source + ": not a run plan (not a JSON object)");
     try {
         return plan_of(j);
-    } catch (const BadField& bad) {
+    } catch (const BadPlanField& bad) {
         return fail(ExitCode::bad_data,
                     source + ": '" + bad.field + "' is missing or not what a run plan holds");
     }

@@ -22,10 +22,6 @@ constexpr std::string_view k_side_text = "sonata probe";
 constexpr std::string_view k_classifier_text = "<block>no"; // "do not block": the harness decides.
 constexpr std::string_view k_classifier_stop = "</block>";
 
-bool ends_with(std::string_view text, std::string_view suffix) {
-    return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
-}
-
 std::uint64_t estimate_tokens(std::size_t bytes) { return std::max<std::uint64_t>(1, bytes / 4); }
 
 HttpReply json_reply(unsigned status, const json& body) {
@@ -110,7 +106,7 @@ Outcome Router::handle(std::string_view method, std::string_view target, std::st
     } else if (method == "GET") {
         outcome = handle_get(path, record);
     } else if (method == "POST" &&
-               (path == "/v1/messages/count_tokens" || ends_with(path, ":countTokens"))) {
+               (path == "/v1/messages/count_tokens" || path.ends_with(":countTokens"))) {
         record.kind = "count-tokens";
         const auto tokens = estimate_tokens(body.size());
         outcome.reply =

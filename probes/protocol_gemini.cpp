@@ -9,14 +9,6 @@ namespace {
 
 using nlohmann::json;
 
-bool ends_with(std::string_view text, std::string_view suffix) {
-    return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
-}
-
-bool starts_with(std::string_view text, std::string_view prefix) {
-    return text.substr(0, prefix.size()) == prefix;
-}
-
 void read_function_response(const json& response, ParsedRequest& req) {
     ToolResultRecord result;
     result.call_id = response.value("id", "");
@@ -108,16 +100,15 @@ public:
     std::string_view call_prefix() const override { return ""; }
 
     bool serves(std::string_view path) const override {
-        const bool models = starts_with(path, "/v1beta/models/") ||
-                            starts_with(path, "/v1/models/") ||
-                            starts_with(path, "/v1alpha/models/");
+        const bool models = path.starts_with("/v1beta/models/") ||
+                            path.starts_with("/v1/models/") || path.starts_with("/v1alpha/models/");
         return models &&
-               (ends_with(path, ":generateContent") || ends_with(path, ":streamGenerateContent"));
+               (path.ends_with(":generateContent") || path.ends_with(":streamGenerateContent"));
     }
 
     ParsedRequest parse(const json& body, std::string_view path) const override {
         ParsedRequest req;
-        req.stream = ends_with(path, ":streamGenerateContent");
+        req.stream = path.ends_with(":streamGenerateContent");
         const auto slash = path.find("/models/");
         const auto colon = path.rfind(':');
         if (slash != std::string_view::npos && colon > slash)

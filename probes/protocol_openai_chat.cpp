@@ -10,7 +10,7 @@ namespace {
 
 using nlohmann::json;
 
-void read_message(const json& message, ParsedRequest& req) {
+void read_chat_message(const json& message, ParsedRequest& req) {
     const auto role = message.value("role", "");
     const auto content = message.find("content");
     const std::string text = content == message.end() ? "" : text_of(*content);
@@ -83,7 +83,7 @@ public:
         if (const auto messages = body.find("messages");
             messages != body.end() && messages->is_array()) {
             for (const auto& message : *messages)
-                read_message(message, req);
+                read_chat_message(message, req);
         }
         req.kind = req.facts.tools.empty() ? RequestKind::side : RequestKind::turn;
         const auto format = body.value("response_format", json::object());

@@ -58,7 +58,7 @@ void read_tool(const json& tool, const std::string& ns, ParsedRequest& req) {
                                schema_text(tool, "parameters"), string_at(tool, "description")});
 }
 
-void read_message(const json& item, ParsedRequest& req) {
+void read_message_item(const json& item, ParsedRequest& req) {
     const auto role = item.value("role", "");
     const auto content = item.find("content");
     if (content == item.end()) return;
@@ -79,7 +79,7 @@ void read_output(const json& item, ParsedRequest& req) {
 void read_item(const json& item, ParsedRequest& req) {
     const auto type = item.value("type", item.contains("role") ? "message" : "");
     if (type == "message") {
-        read_message(item, req);
+        read_message_item(item, req);
     } else if (type == "function_call") {
         req.facts.tool_calls.push_back(
             {call_name(item), item.value("arguments", ""), string_at(item, "call_id")});
