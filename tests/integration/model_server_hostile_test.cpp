@@ -40,16 +40,20 @@ json claude_turn() {
             {"tools", {{{"name", "Write"}, {"input_schema", {{"type", "object"}}}}}}};
 }
 
-// The first content block a fresh connection gets for a first turn, or null.
+// A first turn on a fresh connection.
+HttpResponse send_first_turn(unsigned short port) {
+    return HttpClient(port).send("POST", "/v1/messages", claude_turn().dump());
+}
+
+// The first content block of an answer to a first turn, or null.
 json answer_of(const HttpResponse& response) {
     const auto body = json::parse(response.body, nullptr, false);
     if (response.status != 200 || !body.contains("content")) return nullptr;
     return body["content"][0];
 }
 
-json first_answer(unsigned short port) {
-    return answer_of(HttpClient(port).send("POST", "/v1/messages", claude_turn().dump()));
-}
+// The first content block a fresh connection gets for a first turn, or null.
+json first_answer(unsigned short port) { return answer_of(send_first_turn(port)); }
 
 // The same from a server whose timeouts are 200 ms. The server's timers run in the test's own
 // process: starved of the CPU between connecting and sending (a loaded machine), the test can see
@@ -58,7 +62,7 @@ json first_answer(unsigned short port) {
 json first_answer_within_short_timeouts(unsigned short port) {
     HttpResponse response;
     for (int attempt = 0; attempt < 5 && response.status == 0; ++attempt)
-        response = HttpClient(port).send("POST", "/v1/messages", claude_turn().dump());
+        response = send_first_turn(port);
     return answer_of(response);
 }
 
