@@ -13,7 +13,7 @@
 namespace sonata::cli {
 namespace {
 
-Result<int> run_harnesses(bool json, const Context& context) {
+Result<int> run_harnesses(bool as_json, const Context& context) {
     auto config = context.config();
     SONATA_TRY(config);
     auto runner = make_system_runner();
@@ -21,7 +21,7 @@ Result<int> run_harnesses(bool json, const Context& context) {
     for (const auto& adapter : adapters::all_adapters()) {
         const auto s = adapters::detect_harness(*adapter, std::string(adapter->id()), *config,
                                                 context.env, *runner);
-        if (json) {
+        if (as_json) {
             list.push_back({{"id", s.id},
                             {"installed", s.installed},
                             {"path", s.path},
@@ -37,7 +37,7 @@ Result<int> run_harnesses(bool json, const Context& context) {
                 s.installed ? s.path + (s.note.empty() ? "" : " (" + s.note + ")") : s.note);
         }
     }
-    if (json) std::cout << list.dump(2) << '\n';
+    if (as_json) std::cout << list.dump(2) << '\n';
     return 0;
 }
 

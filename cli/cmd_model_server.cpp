@@ -61,8 +61,8 @@ Result<adapters::ToolVocabulary> vocabulary_for(const std::string& harness) {
 
 /// Replaces `path` with the recording: never opened for writing in place, so a FIFO (or a symlink)
 /// there is replaced instead of blocking the exit or writing elsewhere.
-Result<void> write_record(const std::string& path, const std::string& json) {
-    if (auto ok = write_file_atomic(path, json + "\n"); !ok) {
+Result<void> write_record(const std::string& path, const std::string& text) {
+    if (auto ok = write_file_atomic(path, text + "\n"); !ok) {
         return fail(ExitCode::failure,
                     "cannot write the recording to " + path + " (" + ok.error().message + ")");
     }
@@ -114,12 +114,12 @@ Result<int> run_model_server(const ModelServerArgs& args, const Context& context
     std::cout << "sonata model-server listening on " << server.base_url() << std::endl;
     signals.wait();
     server.stop();
-    const auto json = probes::recording_to_json(server.recording(), server.tool_results());
+    const auto record = probes::recording_to_json(server.recording(), server.tool_results());
     if (args.record.empty()) {
-        std::cout << json << std::endl;
+        std::cout << record << std::endl;
         return 0;
     }
-    SONATA_TRY(write_record(args.record, json));
+    SONATA_TRY(write_record(args.record, record));
     return 0;
 }
 

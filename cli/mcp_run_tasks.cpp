@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "cli/mcp_run_results.hpp"
+#include "cli/mcp_tool_support.hpp"
 #include "cli/run_output.hpp"
 #include "dispatch/dispatcher.hpp"
 #include "dispatch/run.hpp"
@@ -17,8 +18,6 @@ namespace {
 using mcp::json;
 using mcp::TaskStatus;
 
-/// How long an approval from a task's answer may take to reach the harness.
-constexpr std::chrono::seconds k_approve_window{15};
 constexpr long long k_poll_ms = 2000;
 
 /// When `path` last changed, ISO 8601 UTC; now when it cannot be read.

@@ -20,6 +20,8 @@ using Seconds = std::chrono::seconds;
 /// waits on (Claude Code moves a call to the background after 120 s), so the model always gets
 /// the run's id back.
 inline constexpr Seconds k_mcp_window{100};
+/// How long an answer to an approval card, from a tool or a task, may take to reach the harness.
+inline constexpr Seconds k_approve_window{15};
 
 mcp::ToolResult error_result(const Error& error);
 std::string text_arg(const mcp::json& args, const char* key);

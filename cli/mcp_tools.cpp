@@ -27,8 +27,6 @@ using mcp::Progress;
 using mcp::Stop;
 using mcp::ToolResult;
 
-constexpr Seconds k_approve_window{15};
-
 /// An output schema: the text for a reader, and `properties` besides.
 json output_schema(json properties) {
     properties["text"] = {{"type", "string"}, {"description", "The same, for a reader"}};

@@ -10,7 +10,7 @@
 namespace sonata::reports {
 namespace {
 
-constexpr std::string_view k_disagree = "≠";
+constexpr std::string_view k_not_equal = "≠";
 
 constexpr std::string_view k_css = R"(
 body { font-family: sans-serif; margin: 1.5em; color: #1d1d1f; background: #ffffff; }
@@ -56,7 +56,7 @@ void add_intro(Element body, const Matrix& m, const Grid& grid) {
     body.add("p", facts).set("class", "meta");
     if (!grid.disagreeing.empty()) {
         body.add("p", fmt::format("{} Machines disagree on {} cell(s): they are outlined.",
-                                  k_disagree, grid.disagreeing.size()))
+                                  k_not_equal, grid.disagreeing.size()))
             .set("class", "notice");
     }
 }
@@ -75,7 +75,7 @@ void add_legend(Element body, const Grid& grid) {
     }
     list.add("li").text("· not measured");
     if (grid.merged)
-        list.add("li").text(std::string(k_disagree) +
+        list.add("li").text(std::string(k_not_equal) +
                             " outlined: the machines disagree on this cell");
 }
 
@@ -90,7 +90,7 @@ void add_cell(Element row, const Cell* cell, const Grid& grid) {
            fmt::format("cell v-{}{}", to_string(cell->verdict), disagrees ? " disagree" : ""));
     Element details = td.add("details");
     std::string summary(to_string(cell->verdict));
-    if (disagrees) summary += " " + std::string(k_disagree);
+    if (disagrees) summary += " " + std::string(k_not_equal);
     details.add("summary", summary);
     details.add("pre", evidence_text(*cell));
 }

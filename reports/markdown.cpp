@@ -11,7 +11,7 @@ namespace sonata::reports {
 namespace {
 
 constexpr std::size_t k_tail_lines = 15;
-constexpr std::string_view k_disagree = "⚠️";
+constexpr std::string_view k_warning_sign = "⚠️";
 constexpr std::string_view k_not_measured = "·";
 
 std::string heading(const Matrix& m, const Grid& grid) {
@@ -27,7 +27,7 @@ std::string heading(const Matrix& m, const Grid& grid) {
         line += (line.empty() ? "" : " · ") + fact;
     out += line + "\n\n";
     if (!grid.disagreeing.empty()) {
-        out += fmt::format("{} Machines disagree on {} cell(s).\n\n", k_disagree,
+        out += fmt::format("{} Machines disagree on {} cell(s).\n\n", k_warning_sign,
                            grid.disagreeing.size());
     }
     return out;
@@ -36,7 +36,7 @@ std::string heading(const Matrix& m, const Grid& grid) {
 std::string cell_text(const Cell* cell, const Grid& grid) {
     if (cell == nullptr) return std::string(k_not_measured);
     std::string text(style_of(cell->verdict).symbol);
-    if (grid.disagrees(*cell)) text += std::string(" ") + std::string(k_disagree);
+    if (grid.disagrees(*cell)) text += std::string(" ") + std::string(k_warning_sign);
     return text;
 }
 
@@ -65,7 +65,8 @@ std::string legend(const Grid& grid) {
             fmt::format("- {} **{}**: {}\n", style.symbol, to_string(style.verdict), style.meaning);
     }
     out += fmt::format("- {} not measured\n", k_not_measured);
-    if (grid.merged) out += fmt::format("- {} the machines disagree on this cell\n", k_disagree);
+    if (grid.merged)
+        out += fmt::format("- {} the machines disagree on this cell\n", k_warning_sign);
     return out + "\n";
 }
 
