@@ -47,9 +47,14 @@ public:
 class DirWatch {
 public:
     virtual ~DirWatch() = default;
-    /// Returns once an entry was renamed into the directory or closed after writing, or after
-    /// `timeout`.
+    /// Returns once an entry was renamed into the directory or closed after writing (once the
+    /// watch follows a process: once that process ended), or after `timeout`.
     virtual void wait(std::chrono::milliseconds timeout) = 0;
+    /// From now on, waits return when process `pid` ends, and no longer when entries land in the
+    /// directory. Once per watch: later calls do nothing, and the end wakes one wait. A wake-up
+    /// only, that proves nothing (a pid may be reused): a caller checks what it waits for after
+    /// each wait.
+    virtual void follow_exit(int pid) = 0;
 };
 
 class RunHost {

@@ -14,6 +14,7 @@
 
 #include <sys/file.h>
 #include <sys/inotify.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "core/marked_processes.hpp"
@@ -76,18 +77,22 @@ private:
     ::_exit(0);
 }
 
-/// Wakes a waiter when something lands in a directory; without inotify it just sleeps a little.
+/// Wakes a waiter when something lands in a directory, or once it follows a process, when that
+/// process ends; without inotify it just sleeps a little.
 class InotifyWatch : public DirWatch {
 public:
     explicit InotifyWatch(const std::string& dir)
         : m_fd(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK)) {
-        if (m_fd >= 0 && ::inotify_add_watch(m_fd, dir.c_str(), IN_MOVED_TO | IN_CLOSE_WRITE) < 0) {
+        if (m_fd < 0) return;
+        m_watch = ::inotify_add_watch(m_fd, dir.c_str(), IN_MOVED_TO | IN_CLOSE_WRITE);
+        if (m_watch < 0) {
             ::close(m_fd);
             m_fd = -1;
         }
     }
     ~InotifyWatch() override {
         if (m_fd >= 0) ::close(m_fd);
+        if (m_exit_fd >= 0) ::close(m_exit_fd);
     }
     InotifyWatch(const InotifyWatch&) = delete;
     InotifyWatch& operator=(const InotifyWatch&) = delete;
@@ -97,16 +102,37 @@ public:
             std::this_thread::sleep_for(std::min(timeout, std::chrono::milliseconds(10)));
             return;
         }
-        pollfd p{m_fd, POLLIN, 0};
-        if (::poll(&p, 1, static_cast<int>(std::max<long>(timeout.count(), 0))) > 0) {
-            char events[4096];
-            while (::read(m_fd, events, sizeof events) > 0) {
-            }
+        pollfd p[2] = {{m_fd, POLLIN, 0}, {m_exit_fd, POLLIN, 0}};
+        const nfds_t count = m_exit_fd >= 0 ? 2 : 1;
+        if (::poll(p, count, static_cast<int>(std::max<long>(timeout.count(), 0))) <= 0) return;
+        drain();
+        if (count == 2 && p[1].revents != 0) { // an ended process stays readable: wake once
+            ::close(m_exit_fd);
+            m_exit_fd = -1;
         }
     }
 
+    void follow_exit(int pid) override {
+        if (m_fd < 0 || m_followed || pid <= 0) return;
+        m_followed = true;
+        // Dropped now, the directory's watch is torn down while the process ends: dropped at
+        // close, its teardown (a kernel grace period, up to 20 ms) would delay the waiter's end.
+        ::inotify_rm_watch(m_fd, m_watch);
+        drain(); // what landed before, and the watch's own removal, wake no wait
+        m_exit_fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+    }
+
 private:
+    void drain() {
+        char events[4096];
+        while (::read(m_fd, events, sizeof events) > 0) {
+        }
+    }
+
     int m_fd;
+    int m_watch = -1;
+    int m_exit_fd = -1;      ///< A pidfd of the process whose end wakes a wait, or -1.
+    bool m_followed = false; ///< follow_exit was called: a second call does nothing.
 };
 
 /// `strings` as the null-terminated array of pointers exec takes; `strings` must outlive it.
