@@ -27,7 +27,7 @@ namespace sonata::cli {
 namespace {
 
 namespace fs = std::filesystem;
-using json = nlohmann::ordered_json;
+using nlohmann::ordered_json;
 
 enum class Status { ok, warning, blocker };
 
@@ -49,7 +49,7 @@ struct Check {
 
 /// A Claude Code JSON file's content: null when it is missing; an error saying why (file first)
 /// when it cannot be read, is not JSON, nests too deep or is not an object.
-Result<json> read_json(const std::string& path) {
+Result<ordered_json> read_json(const std::string& path) {
     std::error_code ec;
     if (!fs::exists(path, ec) && !ec) return nullptr;
     auto text = read_file_bounded(path, 16U << 20U);
@@ -66,31 +66,31 @@ Result<json> read_json(const std::string& path) {
 }
 
 /// object[key], or nullptr when `object` is not an object or has no `key`.
-const json* member(const json& object, const char* key) {
+const ordered_json* member(const ordered_json& object, const char* key) {
     if (!object.is_object()) return nullptr;
     const auto found = object.find(key);
     return found == object.end() ? nullptr : &*found;
 }
 
 /// Why Claude Code could not take hooks from `settings`; empty when their shape is right.
-std::string hooks_problem(const json& settings) {
-    const json* hooks = member(settings, "hooks");
+std::string hooks_problem(const ordered_json& settings) {
+    const ordered_json* hooks = member(settings, "hooks");
     if (hooks == nullptr) return {};
     if (!hooks->is_object()) return "'hooks' is not an object";
-    const json* pre = member(*hooks, "PreToolUse");
+    const ordered_json* pre = member(*hooks, "PreToolUse");
     if (pre != nullptr && !pre->is_array()) return "'hooks.PreToolUse' is not an array";
     return {};
 }
 
-bool has_sonata_hook(const json& settings) {
-    const json* hooks = member(settings, "hooks");
-    const json* pre = hooks == nullptr ? nullptr : member(*hooks, "PreToolUse");
+bool has_sonata_hook(const ordered_json& settings) {
+    const ordered_json* hooks = member(settings, "hooks");
+    const ordered_json* pre = hooks == nullptr ? nullptr : member(*hooks, "PreToolUse");
     if (pre == nullptr || !pre->is_array()) return false;
     for (const auto& group : *pre) {
-        const json* entries = member(group, "hooks");
+        const ordered_json* entries = member(group, "hooks");
         if (entries == nullptr || !entries->is_array()) continue;
         for (const auto& hook : *entries) {
-            const json* command = member(hook, "command");
+            const ordered_json* command = member(hook, "command");
             if (command != nullptr && command->is_string() &&
                 is_sonata_hook_command(command->get<std::string>())) {
                 return true;
@@ -100,9 +100,9 @@ bool has_sonata_hook(const json& settings) {
     return false;
 }
 
-bool has_sonata_server(const json& doc) {
-    const json* servers = member(doc, "mcpServers");
-    const json* sonata = servers == nullptr ? nullptr : member(*servers, "sonata");
+bool has_sonata_server(const ordered_json& doc) {
+    const ordered_json* servers = member(doc, "mcpServers");
+    const ordered_json* sonata = servers == nullptr ? nullptr : member(*servers, "sonata");
     return sonata != nullptr && is_sonata_mcp_server(*sonata);
 }
 
@@ -121,7 +121,7 @@ struct Doctor {
     }
 
     /// read_json's document; null, and the file marked, when it cannot be used.
-    json read(const std::string& path) {
+    ordered_json read(const std::string& path) {
         auto doc = read_json(path);
         if (doc) return std::move(*doc);
         skip(path, doc.error().message);
@@ -132,7 +132,7 @@ struct Doctor {
     bool plugin_installed() {
         if (home.empty()) return false;
         const auto installed = read(home + "/.claude/plugins/installed_plugins.json");
-        const json* plugins = member(installed, "plugins");
+        const ordered_json* plugins = member(installed, "plugins");
         if (plugins == nullptr || !plugins->is_object()) return false;
         for (const auto& [key, value] : plugins->items())
             if (key.rfind("sonata@", 0) == 0) return true;
@@ -144,7 +144,7 @@ struct Doctor {
                                           project + "/.claude/settings.local.json"};
         if (!home.empty()) files.push_back(home + "/.claude/settings.json");
         for (const auto& file : files) {
-            const json settings = read(file);
+            const ordered_json settings = read(file);
             if (const auto problem = hooks_problem(settings); !problem.empty()) {
                 skip(file, file + ": " + problem);
                 continue;
@@ -191,10 +191,10 @@ struct Doctor {
     void mcp(bool plugin) {
         std::string where;
         if (has_sonata_server(read(project + "/.mcp.json"))) where = project + "/.mcp.json";
-        const auto user = home.empty() ? json() : read(home + "/.claude.json");
+        const auto user = home.empty() ? ordered_json() : read(home + "/.claude.json");
         if (where.empty() && has_sonata_server(user)) where = home + "/.claude.json";
-        const json* projects = member(user, "projects");
-        const json* this_project =
+        const ordered_json* projects = member(user, "projects");
+        const ordered_json* this_project =
             projects == nullptr ? nullptr : member(*projects, project.c_str());
         if (where.empty() && this_project != nullptr && has_sonata_server(*this_project))
             where = home + "/.claude.json (this project)";
@@ -389,20 +389,21 @@ Result<int> run_doctor(bool as_json, const Context& context) {
     }
     doctor.host();
     bool blocked = false;
-    json list = json::array();
+    ordered_json list = ordered_json::array();
     for (const auto& c : doctor.checks) {
         blocked = blocked || c.status == Status::blocker;
         if (as_json) {
             list.push_back({{"check", c.name},
                             {"status", to_string(c.status)},
                             {"detail", c.detail},
-                            {"fix", c.fix.empty() ? json(nullptr) : json(c.fix)}});
+                            {"fix", c.fix.empty() ? ordered_json(nullptr) : ordered_json(c.fix)}});
         } else {
             std::cout << fmt::format("{:<8} {}: {}", to_string(c.status), c.name, c.detail)
                       << (c.fix.empty() ? "" : "\n         fix: " + c.fix) << '\n';
         }
     }
-    if (as_json) std::cout << list.dump(2, ' ', false, json::error_handler_t::replace) << '\n';
+    if (as_json)
+        std::cout << list.dump(2, ' ', false, ordered_json::error_handler_t::replace) << '\n';
     return blocked ? to_int(ExitCode::failure) : 0;
 }
 

@@ -17,7 +17,7 @@
 namespace sonata::cli {
 namespace {
 
-using json = nlohmann::ordered_json;
+using nlohmann::ordered_json;
 
 constexpr std::string_view k_hook_suffix = " hook";
 constexpr std::string_view k_hook_program = "sonata-hook";
@@ -95,12 +95,12 @@ std::tuple<bool, std::string, long long> decimal_value(std::string_view number) 
 
 /// Finds the first number in the text that nlohmann would write back with another value (it
 /// reads numbers beyond 64-bit integers, and decimals, as doubles).
-class NumberCheck : public nlohmann::json_sax<json> {
+class NumberCheck : public nlohmann::json_sax<ordered_json> {
 public:
     std::optional<std::pair<std::string, std::string>> changed; ///< As written, as it would be.
 
     bool number_float(number_float_t value, const string_t& text) override {
-        const std::string rewritten = json(value).dump();
+        const std::string rewritten = ordered_json(value).dump();
         if (!changed && decimal_value(text) != decimal_value(rewritten))
             changed.emplace(text, rewritten);
         return true;
@@ -122,15 +122,16 @@ public:
 };
 
 /// The parsed settings object, or a bad_data error; `text` nullopt gives an empty object.
-Result<json> parse_settings(const std::optional<std::string>& text, const std::string& source) {
-    if (!text) return json::object();
+Result<ordered_json> parse_settings(const std::optional<std::string>& text,
+                                    const std::string& source) {
+    if (!text) return ordered_json::object();
     if (!json_depth_within(*text)) {
         return fail(ExitCode::bad_data, source + ": nested deeper than " +
                                             std::to_string(k_max_json_depth) +
                                             " levels (the file was left untouched)");
     }
     NumberCheck numbers;
-    json::sax_parse(*text, &numbers);
+    ordered_json::sax_parse(*text, &numbers);
     if (numbers.changed) {
         return fail(ExitCode::bad_data,
                     source + ": holds the number " + numbers.changed->first +
@@ -144,7 +145,7 @@ Result<json> parse_settings(const std::optional<std::string>& text, const std::s
                     source + ": not valid JSON; fix or move it, then run `sonata init` again (the "
                              "file was left untouched)");
     }
-    json doc = std::move(*parsed);
+    ordered_json doc = std::move(*parsed);
     if (!doc.is_object())
         return fail(ExitCode::bad_data,
                     source + ": not a JSON object (the file was left untouched)");
@@ -162,7 +163,7 @@ Result<json> parse_settings(const std::optional<std::string>& text, const std::s
 
 /// The command of a hook entry of type "command"; nullopt for anything else, whatever the types
 /// of its fields (a settings file is the user's, and may hold anything).
-std::optional<std::string> command_of(const json& entry) {
+std::optional<std::string> command_of(const ordered_json& entry) {
     if (!entry.is_object()) return std::nullopt;
     const auto type = entry.find("type");
     const auto command = entry.find("command");
@@ -173,12 +174,12 @@ std::optional<std::string> command_of(const json& entry) {
     return command->get<std::string>();
 }
 
-bool is_command_hook(const json& entry, std::string_view command) {
+bool is_command_hook(const ordered_json& entry, std::string_view command) {
     const auto found = command_of(entry);
     return found && *found == command;
 }
 
-std::optional<std::string> sonata_command_of(const json& entry) {
+std::optional<std::string> sonata_command_of(const ordered_json& entry) {
     auto command = command_of(entry);
     if (!command || !is_sonata_hook_command(*command)) return std::nullopt;
     return command;
@@ -186,14 +187,15 @@ std::optional<std::string> sonata_command_of(const json& entry) {
 
 /// Removes sonata hook entries (all of them, or all but `keep`) from PreToolUse; drops groups that
 /// this leaves without hooks. Returns the commands removed.
-std::vector<std::string> remove_sonata_entries(json& pre_tool_use, const std::string& keep) {
+std::vector<std::string> remove_sonata_entries(ordered_json& pre_tool_use,
+                                               const std::string& keep) {
     std::vector<std::string> removed;
     for (auto group = pre_tool_use.begin(); group != pre_tool_use.end();) {
         if (!group->is_object() || !group->contains("hooks") || !(*group)["hooks"].is_array()) {
             ++group;
             continue;
         }
-        json& hooks = (*group)["hooks"];
+        ordered_json& hooks = (*group)["hooks"];
         const std::size_t before = removed.size();
         for (auto entry = hooks.begin(); entry != hooks.end();) {
             const auto command = sonata_command_of(*entry);
@@ -209,7 +211,7 @@ std::vector<std::string> remove_sonata_entries(json& pre_tool_use, const std::st
     return removed;
 }
 
-bool has_command(const json& pre_tool_use, const std::string& command) {
+bool has_command(const ordered_json& pre_tool_use, const std::string& command) {
     for (const auto& group : pre_tool_use) {
         if (!group.is_object() || !group.contains("hooks") || !group["hooks"].is_array()) continue;
         for (const auto& entry : group["hooks"]) {
@@ -221,7 +223,7 @@ bool has_command(const json& pre_tool_use, const std::string& command) {
 
 /// The new text in the style of the old: indented unless the old file was on one line. A result
 /// far larger than what was read (deep nesting indents quadratically) is refused.
-Result<std::string> render(const json& doc, const std::optional<std::string>& before,
+Result<std::string> render(const ordered_json& doc, const std::optional<std::string>& before,
                            const std::string& source) {
     const bool one_line = before && before->find('\n') == std::string::npos;
     std::string text = one_line ? doc.dump() : doc.dump(2) + "\n";
@@ -269,12 +271,13 @@ Result<SettingsEdit> install_hook(const std::optional<std::string>& text,
     auto doc = parse_settings(text, source);
     SONATA_TRY(doc);
     SettingsEdit edit;
-    json& pre = (*doc)["hooks"]["PreToolUse"];
-    if (pre.is_null()) pre = json::array();
+    ordered_json& pre = (*doc)["hooks"]["PreToolUse"];
+    if (pre.is_null()) pre = ordered_json::array();
     edit.removed = remove_sonata_entries(pre, command);
     if (!has_command(pre, command)) {
-        pre.push_back({{"matcher", "*"},
-                       {"hooks", json::array({{{"type", "command"}, {"command", command}}})}});
+        pre.push_back(
+            {{"matcher", "*"},
+             {"hooks", ordered_json::array({{{"type", "command"}, {"command", command}}})}});
         edit.added = true;
     }
     edit.changed = edit.added || !edit.removed.empty();
@@ -294,7 +297,7 @@ Result<SettingsEdit> uninstall_hook(const std::string& text, const std::string& 
     SettingsEdit edit;
     edit.text = text;
     if (!doc->contains("hooks") || !(*doc)["hooks"].contains("PreToolUse")) return edit;
-    json& hooks = (*doc)["hooks"];
+    ordered_json& hooks = (*doc)["hooks"];
     edit.removed = remove_sonata_entries(hooks["PreToolUse"], std::string());
     if (edit.removed.empty()) return edit;
     if (hooks["PreToolUse"].empty()) hooks.erase("PreToolUse");
@@ -306,14 +309,14 @@ Result<SettingsEdit> uninstall_hook(const std::string& text, const std::string& 
     return edit;
 }
 
-bool is_sonata_mcp_server(const json& entry) {
+bool is_sonata_mcp_server(const ordered_json& entry) {
     if (!entry.is_object()) return false;
     const auto command = entry.find("command");
     const auto args = entry.find("args");
     if (command == entry.end() || !command->is_string() || args == entry.end()) return false;
     const std::string path = command->get<std::string>();
     return !path.empty() && path.front() == '/' && file_name(path) == "sonata" &&
-           *args == json::array({"mcp"});
+           *args == ordered_json::array({"mcp"});
 }
 
 Result<SettingsEdit> install_mcp_server(const std::optional<std::string>& text,
@@ -321,13 +324,13 @@ Result<SettingsEdit> install_mcp_server(const std::optional<std::string>& text,
     auto doc = parse_settings(text, source);
     SONATA_TRY(doc);
     SettingsEdit edit;
-    json& servers = (*doc)["mcpServers"];
-    if (servers.is_null()) servers = json::object();
+    ordered_json& servers = (*doc)["mcpServers"];
+    if (servers.is_null()) servers = ordered_json::object();
     if (!servers.is_object())
         return fail(ExitCode::bad_data, source + ": mcpServers is not an object");
-    const json entry = {{"type", "stdio"}, {"command", sonata_path}, {"args", {"mcp"}}};
+    const ordered_json entry = {{"type", "stdio"}, {"command", sonata_path}, {"args", {"mcp"}}};
     if (servers.contains("sonata")) {
-        const json& old = servers["sonata"];
+        const ordered_json& old = servers["sonata"];
         if (!is_sonata_mcp_server(old)) {
             return fail(ExitCode::bad_data,
                         source + ": it already has an MCP server named \"sonata\" that is not "

@@ -20,7 +20,7 @@
 namespace sonata {
 namespace {
 
-using json = nlohmann::ordered_json;
+using nlohmann::ordered_json;
 
 /// The longest a cell can take: the longest probe timeout config allows (7 days), in ms.
 constexpr std::int64_t k_max_duration_ms = 7LL * 24 * 3600 * 1000;
@@ -37,19 +37,19 @@ constexpr EnumNames<Verdict, 7> k_verdicts{{
     {"error", Verdict::error},
 }};
 
-json evidence_to_json(const Evidence& e) {
-    return json{{"reason", e.reason},
-                {"files_changed", e.files_changed},
-                {"tool_calls", e.tool_calls},
-                {"tool_results", e.tool_results},
-                {"tools_offered", e.tools_offered},
-                {"exit_code", e.exit_code},
-                {"timed_out", e.timed_out},
-                {"output_tail", e.output_tail},
-                {"duration_ms", e.duration_ms}};
+ordered_json evidence_to_json(const Evidence& e) {
+    return ordered_json{{"reason", e.reason},
+                        {"files_changed", e.files_changed},
+                        {"tool_calls", e.tool_calls},
+                        {"tool_results", e.tool_results},
+                        {"tools_offered", e.tools_offered},
+                        {"exit_code", e.exit_code},
+                        {"timed_out", e.timed_out},
+                        {"output_tail", e.output_tail},
+                        {"duration_ms", e.duration_ms}};
 }
 
-Evidence evidence_from_json(const json& j) {
+Evidence evidence_from_json(const ordered_json& j) {
     Evidence e;
     e.reason = j.value("reason", "");
     e.files_changed = j.value("files_changed", std::vector<std::string>{});
@@ -65,11 +65,11 @@ Evidence evidence_from_json(const json& j) {
 
 /// Durations and exit codes are summed and printed by the reports: a duration near 2^63 would
 /// overflow the JUnit totals, so each must be a whole number in its range.
-Result<void> check_evidence_numbers(const json& e, const std::string& where) {
+Result<void> check_evidence_numbers(const ordered_json& e, const std::string& where) {
     const auto in_range = [&](const char* key, std::int64_t low,
                               std::int64_t high) -> Result<void> {
         if (!e.contains(key)) return {};
-        const json& v = e.at(key);
+        const ordered_json& v = e.at(key);
         if (!v.is_number_integer() || v.get<std::int64_t>() < low || v.get<std::int64_t>() > high ||
             (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(high))) {
             return fail(ExitCode::bad_data,
@@ -82,7 +82,7 @@ Result<void> check_evidence_numbers(const json& e, const std::string& where) {
     return in_range("exit_code", -1, 511);
 }
 
-Result<Cell> cell_from_json(const json& j, const std::string& where) {
+Result<Cell> cell_from_json(const ordered_json& j, const std::string& where) {
     if (!j.is_object()) return fail(ExitCode::bad_data, where + ": a cell must be an object");
     Cell c;
     for (const auto* key : {"harness", "version", "probe", "mode", "role", "verdict"}) {
@@ -101,7 +101,7 @@ Result<Cell> cell_from_json(const json& j, const std::string& where) {
     if (!verdict) return fail(ExitCode::bad_data, where + ": " + verdict.error().message);
     c.verdict = *verdict;
     if (j.contains("evidence")) {
-        const json& e = j.at("evidence");
+        const ordered_json& e = j.at("evidence");
         if (!e.is_object())
             return fail(ExitCode::bad_data, where + ": 'evidence' must be an object");
         SONATA_TRY(check_evidence_numbers(e, where));
@@ -197,19 +197,19 @@ void Matrix::merge(const std::vector<Cell>& more) {
 }
 
 std::string matrix_to_json(const Matrix& m) {
-    json j;
+    ordered_json j;
     j["schema"] = m.schema;
     j["sonata_version"] = m.sonata_version;
     j["machine"] = m.machine;
     j["platform"] = m.platform;
     j["created_at"] = m.created_at;
-    j["cells"] = json::array();
+    j["cells"] = ordered_json::array();
     Matrix sorted = m;
     sorted.sort();
     for (const auto& c : sorted.cells) {
-        json cell{{"harness", c.harness}, {"version", c.version},
-                  {"probe", c.probe},     {"mode", c.mode},
-                  {"role", c.role},       {"verdict", to_string(c.verdict)}};
+        ordered_json cell{{"harness", c.harness}, {"version", c.version},
+                          {"probe", c.probe},     {"mode", c.mode},
+                          {"role", c.role},       {"verdict", to_string(c.verdict)}};
         if (!c.machine.empty()) cell["machine"] = c.machine;
         cell["evidence"] = evidence_to_json(c.evidence);
         j["cells"].push_back(cell);
@@ -225,7 +225,7 @@ Result<Matrix> parse_matrix(const std::string& text, const std::string& source) 
                                             (deep ? "" : "JSON error: ") + parsed.error().message +
                                             ")");
     }
-    const json& j = *parsed;
+    const ordered_json& j = *parsed;
     if (!j.is_object() || !j.contains("schema") || !j.at("schema").is_number_integer()) {
         return fail(ExitCode::bad_data, source + ": not a sonata matrix (no integer 'schema')");
     }
@@ -249,7 +249,7 @@ Result<Matrix> parse_matrix(const std::string& text, const std::string& source) 
             SONATA_TRY(cell);
             m.cells.push_back(*cell);
         }
-    } catch (const json::exception& e) {
+    } catch (const ordered_json::exception& e) {
         return fail(ExitCode::bad_data,
                     source + ": malformed matrix field (" + std::string(e.what()) + ")");
     }

@@ -21,7 +21,7 @@
 namespace sonata::dispatch {
 namespace {
 
-using json = nlohmann::ordered_json;
+using nlohmann::ordered_json;
 
 constexpr std::size_t k_max_receipt_bytes = 4U << 20U;
 
@@ -45,7 +45,7 @@ struct BadField : std::runtime_error {
 };
 
 /// True when `v` holds a T as sonata writes it: no conversion, no narrowing.
-template <class T> bool holds(const json& v) {
+template <class T> bool holds(const ordered_json& v) {
     if constexpr (std::is_same_v<T, bool>) {
         return v.is_boolean();
     } else if constexpr (std::is_integral_v<T>) {
@@ -59,7 +59,7 @@ template <class T> bool holds(const json& v) {
         static_assert(std::is_same_v<T, std::vector<std::string>>,
                       "a receipt field of a new type: say in holds() what it must hold");
         return v.is_array() &&
-               std::all_of(v.begin(), v.end(), [](const json& e) { return e.is_string(); });
+               std::all_of(v.begin(), v.end(), [](const ordered_json& e) { return e.is_string(); });
     }
 }
 
@@ -73,7 +73,7 @@ template <class T> std::string expected_type() {
 }
 
 /// j[key], present and of type T.
-template <class T> T field(const json& j, const char* key) {
+template <class T> T field(const ordered_json& j, const char* key) {
     const auto found = j.find(key);
     if (found == j.end()) throw BadField("'" + std::string(key) + "' is missing");
     if (!holds<T>(*found)) throw BadField("'" + std::string(key) + "' " + expected_type<T>());
@@ -81,40 +81,42 @@ template <class T> T field(const json& j, const char* key) {
 }
 
 /// j[key] where sonata writes null for "none".
-template <class T> std::optional<T> nullable(const json& j, const char* key) {
+template <class T> std::optional<T> nullable(const ordered_json& j, const char* key) {
     const auto found = j.find(key);
     if (found != j.end() && found->is_null()) return std::nullopt;
     return field<T>(j, key);
 }
 
 /// Reads one field strictly: present and of the type of `out`.
-template <class T> void take(const json& j, const char* key, T& out) { out = field<T>(j, key); }
+template <class T> void take(const ordered_json& j, const char* key, T& out) {
+    out = field<T>(j, key);
+}
 
 /// Reads a field added within schema 1 (absent from the first receipts): absent keeps `out`.
-template <class T> void take_added(const json& j, const char* key, T& out) {
+template <class T> void take_added(const ordered_json& j, const char* key, T& out) {
     if (j.contains(key)) take(j, key, out);
 }
 
 /// j[key], a string, as `parse` reads it; what it does not read is a bad field.
-template <class Parse> auto named(const json& j, const char* key, Parse parse) {
+template <class Parse> auto named(const ordered_json& j, const char* key, Parse parse) {
     auto value = parse(field<std::string>(j, key));
     if (!value) throw BadField(value.error().message);
     return *value;
 }
 
 /// j[key] as an array of objects (each then read with field()); absent is none when `added`.
-std::vector<json> objects(const json& j, const char* key, bool added = false) {
+std::vector<ordered_json> objects(const ordered_json& j, const char* key, bool added = false) {
     const auto found = j.find(key);
     if (found == j.end() && added) return {};
     if (found == j.end()) throw BadField("'" + std::string(key) + "' is missing");
-    if (!found->is_array() ||
-        !std::all_of(found->begin(), found->end(), [](const json& e) { return e.is_object(); }))
+    if (!found->is_array() || !std::all_of(found->begin(), found->end(),
+                                           [](const ordered_json& e) { return e.is_object(); }))
         throw BadField("'" + std::string(key) + "' is not an array of objects");
     return {found->begin(), found->end()};
 }
 
 /// The receipt's cost object; a source it does not know is an error, like any bad field.
-RunCost parse_cost(const json& j) {
+RunCost parse_cost(const ordered_json& j) {
     if (!j.is_object()) throw BadField("'cost' is not an object");
     RunCost cost;
     const auto source = field<std::string>(j, "source");
@@ -180,8 +182,8 @@ Receipt receipt_for(const Decision& d) {
 namespace {
 
 /// What was decided and started: the fields up to `warnings`.
-void what_ran_to_json(const Receipt& r, json& j) {
-    json relied = json::array();
+void what_ran_to_json(const Receipt& r, ordered_json& j) {
+    ordered_json relied = ordered_json::array();
     for (const auto& p : r.relied_on)
         relied.push_back({{"probe", p.probe}, {"verdict", p.verdict}, {"key", p.key}});
     j["schema"] = r.schema;
@@ -206,14 +208,14 @@ void what_ran_to_json(const Receipt& r, json& j) {
 }
 
 /// How it went: the fields from `started_at` on.
-void how_it_went_to_json(const Receipt& r, json& j) {
+void how_it_went_to_json(const Receipt& r, ordered_json& j) {
     j["started_at"] = r.started_at;
     j["ended_at"] = r.ended_at;
-    j["exit_code"] = r.exit_code ? json(*r.exit_code) : json(nullptr);
+    j["exit_code"] = r.exit_code ? ordered_json(*r.exit_code) : ordered_json(nullptr);
     j["term_signal"] = r.term_signal;
     j["timed_out"] = r.timed_out;
     j["prompt"] = r.prompt;
-    json approvals = json::array();
+    ordered_json approvals = ordered_json::array();
     for (const auto& a : r.approvals)
         approvals.push_back({{"card", a.card}, {"answer", a.answer}, {"at", a.at}, {"by", a.by}});
     j["approvals"] = approvals;
@@ -223,18 +225,19 @@ void how_it_went_to_json(const Receipt& r, json& j) {
     j["log_capped"] = r.log_capped;
     j["harness_session"] = r.harness_session;
     j["resumed_from"] = r.resumed_from;
-    json attempts = json::array();
+    ordered_json attempts = ordered_json::array();
     for (const auto& a : r.attempts)
         attempts.push_back({{"harness", a.harness}, {"why", a.why}, {"run", a.run}});
     j["attempts"] = attempts;
-    j["max_budget_usd"] = r.max_budget_usd ? json(*r.max_budget_usd) : json(nullptr);
+    j["max_budget_usd"] =
+        r.max_budget_usd ? ordered_json(*r.max_budget_usd) : ordered_json(nullptr);
     j["budget_enforced"] = r.budget_enforced;
-    const auto number = [](const auto& v) { return v ? json(*v) : json(nullptr); };
+    const auto number = [](const auto& v) { return v ? ordered_json(*v) : ordered_json(nullptr); };
     j["cost"] = {{"value", number(r.cost.usd)},
                  {"source", to_string(r.cost.source)},
                  {"input_tokens", number(r.cost.input_tokens)},
                  {"output_tokens", number(r.cost.output_tokens)}};
-    json retries = json::array();
+    ordered_json retries = ordered_json::array();
     for (const auto& t : r.retries)
         retries.push_back({{"why", t.why}, {"exit_code", number(t.exit_code)}, {"at", t.at}});
     j["retries"] = retries;
@@ -265,16 +268,16 @@ void how_it_went_to_json(const Receipt& r, json& j) {
 } // namespace
 
 std::string receipt_to_json(const Receipt& r) {
-    json j;
+    ordered_json j;
     what_ran_to_json(r, j);
     how_it_went_to_json(r, j);
-    return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+    return j.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";
 }
 
 namespace {
 
 /// What was decided and started: the fields from `id` to `warnings`.
-void read_what_ran(const json& j, Receipt& r) {
+void read_what_ran(const ordered_json& j, Receipt& r) {
     take(j, "id", r.id);
     take(j, "harness", r.harness);
     take(j, "version", r.version);
@@ -298,7 +301,7 @@ void read_what_ran(const json& j, Receipt& r) {
 }
 
 /// How it went: the fields from `started_at` to `harness_pgid`.
-void read_how_it_went(const json& j, Receipt& r) {
+void read_how_it_went(const ordered_json& j, Receipt& r) {
     take(j, "started_at", r.started_at);
     take(j, "ended_at", r.ended_at);
     r.exit_code = nullable<int>(j, "exit_code");
@@ -326,7 +329,7 @@ void read_how_it_went(const json& j, Receipt& r) {
 }
 
 /// The fields added within schema 1: absent from the first receipts.
-void read_added(const json& j, Receipt& r) {
+void read_added(const ordered_json& j, Receipt& r) {
     take_added(j, "tmux_server_pid", r.tmux_server_pid);
     take_added(j, "tmux_server_start", r.tmux_server_start);
     take_added(j, "tmux_socket", r.tmux_socket);
@@ -346,7 +349,7 @@ void read_added(const json& j, Receipt& r) {
     if (j.contains("completion")) r.completion = named(j, "completion", parse_completion);
     take_added(j, "queue_slot", r.queue_slot);
     if (j.contains("worktree") && !j.at("worktree").is_null()) {
-        const json& w = j.at("worktree");
+        const ordered_json& w = j.at("worktree");
         r.worktree = WorktreeRecord{
             field<std::string>(w, "path"),          field<std::string>(w, "branch"),
             field<std::string>(w, "repo"),          field<std::string>(w, "base_head"),
@@ -363,7 +366,7 @@ Result<Receipt> parse_receipt(std::string_view text, const std::string& source) 
         return fail(ExitCode::bad_data, source + ": not a receipt (nested too deep)");
     if (!parsed_json || !parsed_json->is_object())
         return fail(ExitCode::bad_data, source + ": not a receipt (not a JSON object)");
-    const json& j = *parsed_json;
+    const ordered_json& j = *parsed_json;
     Receipt r;
     try {
         take(j, "schema", r.schema);
@@ -382,7 +385,7 @@ Result<Receipt> parse_receipt(std::string_view text, const std::string& source) 
         read_added(j, r);
     } catch (const BadField& e) {
         return fail(ExitCode::bad_data, source + ": malformed receipt (" + e.what() + ")");
-    } catch (const json::exception& e) {
+    } catch (const ordered_json::exception& e) {
         return fail(ExitCode::bad_data,
                     source + ": malformed receipt (" + std::string(e.what()) + ")");
     }
