@@ -183,11 +183,11 @@ Result<int> run_log(const RunArgs& args, const Context& context) {
 }
 
 Result<int> run_runs(const RunArgs& args, const Context& context) {
-    auto root = dispatch::runs_root(context.cwd, context.env);
-    SONATA_TRY(root);
+    auto dirs = dispatch::all_run_dirs(context.cwd, context.env);
+    SONATA_TRY(dirs);
     nlohmann::ordered_json all = nlohmann::ordered_json::array();
-    for (const auto& id : dispatch::list_runs(*root)) {
-        auto receipt = dispatch::run_status(*root + "/" + id);
+    for (const auto& dir : *dirs) {
+        auto receipt = dispatch::run_status(dir);
         if (!receipt) {
             std::cerr << "sonata: warning: " << receipt.error().message << '\n';
             continue;
@@ -229,16 +229,17 @@ Result<std::chrono::seconds> parse_age(const std::string& text) {
 Result<int> run_gc(const RunArgs& args, const Context& context) {
     auto age = parse_age(args.older_than.value_or("7d"));
     SONATA_TRY(age);
-    auto root = dispatch::runs_root(context.cwd, context.env);
-    SONATA_TRY(root);
+    auto dirs = dispatch::all_run_dirs(context.cwd, context.env);
+    SONATA_TRY(dirs);
     const auto now = std::chrono::duration_cast<std::chrono::seconds>(
                          std::chrono::system_clock::now().time_since_epoch())
                          .count();
     int removed = 0;
     int kept = 0;
-    for (const auto& id : dispatch::list_runs(*root)) {
+    for (const auto& path : *dirs) {
+        const std::string id = std::filesystem::path(path).filename().string();
         // A run a supervisor still holds is going, whatever its receipt says.
-        auto dir = dispatch::RunDirectory::open(*root + "/" + id);
+        auto dir = dispatch::RunDirectory::open(path);
         const Result<dispatch::Receipt> receipt =
             dir ? dispatch::run_status(dir->path()) : tl::unexpected(dir.error());
         const auto ended = receipt ? parse_utc(receipt->ended_at) : std::nullopt;
@@ -248,9 +249,9 @@ Result<int> run_gc(const RunArgs& args, const Context& context) {
             continue;
         }
         // A worktree run's worktree and branch go with it.
-        SONATA_TRY(dispatch::discard_run(*root + "/" + id, context.env));
+        SONATA_TRY(dispatch::discard_run(path, context.env));
         std::error_code ec;
-        std::filesystem::remove_all(*root + "/" + id, ec);
+        std::filesystem::remove_all(path, ec);
         if (ec)
             return fail(ExitCode::failure, "cannot remove run " + id + " (" + ec.message() + ")");
         std::cout << "removed " << id << '\n';

@@ -108,10 +108,12 @@ mcp::Tool cancel_tool(const Context& context) {
 ToolResult list_runs(const Context& context) {
     auto root = dispatch::runs_root(context.cwd, context.env);
     if (!root) return error_result(root.error());
+    auto dirs = dispatch::all_run_dirs(context.cwd, context.env);
+    if (!dirs) return error_result(dirs.error());
     std::string text;
     json runs = json::array();
-    for (const auto& id : dispatch::list_runs(*root)) {
-        auto receipt = dispatch::run_status(*root + "/" + id);
+    for (const auto& dir : *dirs) {
+        auto receipt = dispatch::run_status(dir);
         if (receipt) runs.push_back(run_facts(*receipt));
         text += (receipt ? status_line(*receipt) : "warning: " + receipt.error().message) + "\n";
     }

@@ -29,17 +29,21 @@ Receipt receipt_of(const adapters::Planned& planned) {
 
 Result<std::string> run_dir_of(const std::string& id, const std::string& cwd,
                                const Environment& env) {
-    auto root = runs_root(cwd, env);
-    SONATA_TRY(root);
-    return run_dir(*root, id);
+    auto roots = runs_roots(cwd, env);
+    SONATA_TRY(roots);
+    auto first = run_dir(roots->front(), id);
+    for (std::size_t i = 1; !first && first.error().code == ExitCode::bad_data && i < roots->size();
+         ++i) {
+        if (auto found = run_dir((*roots)[i], id)) return found;
+    }
+    return first;
 }
 
 Result<std::string> newest_run_dir(const std::string& cwd, const Environment& env) {
-    auto root = runs_root(cwd, env);
-    SONATA_TRY(root);
-    const auto ids = list_runs(*root);
-    if (ids.empty()) return fail(ExitCode::bad_data, "no runs under " + *root);
-    return *root + "/" + ids.front();
+    auto dirs = all_run_dirs(cwd, env);
+    SONATA_TRY(dirs);
+    if (dirs->empty()) return fail(ExitCode::bad_data, "no runs under " + *runs_root(cwd, env));
+    return dirs->front();
 }
 
 Result<void> resume_run(adapters::DispatchRequest& request, const std::string& run_id) {
@@ -123,16 +127,17 @@ Result<std::string> start_planned(const DispatchStarted& out,
 Result<DispatchStarted> start_one(adapters::DispatchRequest request, const std::string& task,
                                   const Config& config, std::optional<std::chrono::seconds> timeout,
                                   const std::vector<Attempt>& passed_over) {
-    auto root = runs_root(request.cwd, request.env);
-    SONATA_TRY(root);
     std::optional<ReservedWorktree> reserved;
     if (request.workspace == adapters::Workspace::worktree) {
-        auto made = reserve_worktree(request, *root);
+        auto made = reserve_worktree(request);
         SONATA_TRY(made);
         reserved = std::move(*made);
     }
+    auto root =
+        reserved ? Result<std::string>(reserved->runs_root) : runs_root(request.cwd, request.env);
+    SONATA_TRY(root);
     const auto release = [&] {
-        if (reserved) release_worktree(*reserved, *root, request.env);
+        if (reserved) release_worktree(*reserved, request.env);
     };
     auto planned = adapters::plan_dispatch(request, config);
     if (!planned) release();

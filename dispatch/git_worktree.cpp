@@ -9,23 +9,15 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
-#include <sstream>
 
 #include "core/fs.hpp"
 #include "core/text.hpp"
+#include "dispatch/run_dir.hpp"
 
 namespace sonata::dispatch {
 namespace {
 
-std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
-
-std::vector<std::string> lines_of(const std::string& text) {
-    std::vector<std::string> out;
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);)
-        if (!line.empty()) out.push_back(line);
-    return out;
-}
+constexpr std::size_t k_max_git_output = 64U << 20U;
 
 Result<ProcessResult> raw_git(ProcessRunner& runner, Environment env, const std::string& dir,
                               const std::vector<std::string>& args, const Environment& extra,
@@ -43,7 +35,7 @@ Result<ProcessResult> raw_git(ProcessRunner& runner, Environment env, const std:
     request.env = std::move(env);
     request.stdin_data = in;
     request.timeout = std::chrono::minutes(5);
-    request.max_output_bytes = 64U << 20U;
+    request.max_output_bytes = k_max_git_output;
     return runner.run(request);
 }
 
@@ -68,13 +60,24 @@ std::vector<std::string> checked_out_submodules(const std::string& repo,
 
 } // namespace
 
+Result<ProcessResult> Git::call(const std::string& dir, const std::vector<std::string>& args,
+                                const Environment& extra,
+                                const std::optional<std::string>& in) const {
+    return raw_git(m_runner, m_env, dir, args, extra, in);
+}
+
 Result<std::string> Git::run(const std::string& dir, const std::vector<std::string>& args,
                              const Environment& extra, const std::optional<std::string>& in) const {
-    auto result = raw_git(m_runner, m_env, dir, args, extra, in);
+    auto result = call(dir, args, extra, in);
     if (!result) return fail(ExitCode::failure, "git: " + result.error().message);
     if (result->exit_code != 0) {
         const std::string why = trimmed(result->err.empty() ? result->out : result->err);
         return fail(ExitCode::failure, "git " + args.front() + " failed: " + why);
+    }
+    if (result->out_bytes > result->out.size()) {
+        return fail(ExitCode::failure, "git " + args.front() + "'s output is over the " +
+                                           std::to_string(k_max_git_output >> 20U) +
+                                           " MiB sonata reads");
     }
     return result->out;
 }
@@ -120,8 +123,7 @@ Result<std::string> Git::tree_of(const std::string& dir, const std::string& pare
     // no untracked file of an ignored directory, and fails when a pathspec names one, even to
     // exclude it: the exclusion is only for a .sonata the user does not ignore.
     std::vector<std::string> add{"add", "-A"};
-    auto ignored = raw_git(m_runner, m_env, dir, {"check-ignore", "-q", "--no-index", ".sonata"},
-                           own, std::nullopt);
+    auto ignored = call(dir, {"check-ignore", "-q", "--no-index", ".sonata"}, own);
     if (!ignored || ignored->exit_code != 0)
         add.insert(add.end(), {"--", ":/", ":(top,exclude).sonata"});
     SONATA_TRY(run(dir, add, own));
@@ -162,8 +164,9 @@ Result<RunWorktree> Git::add(const std::string& repo, const std::string& id,
     RunWorktree out{repo, repo + "/.sonata/worktrees/" + id, "sonata/" + id, base};
     if (run(repo, {"rev-parse", "--verify", "--quiet", "refs/heads/" + out.branch}))
         return fail(ExitCode::usage, "a branch " + out.branch + " exists already");
+    SONATA_TRY(refuse_links(repo, ".sonata/worktrees"));
     std::error_code ec;
-    if (std::filesystem::exists(out.path, ec))
+    if (std::filesystem::exists(std::filesystem::symlink_status(out.path, ec)))
         return fail(ExitCode::usage, out.path + " exists already");
     // The worktrees stay out of the user's `git status`: their directory ignores itself.
     SONATA_TRY(write_file_atomic(repo + "/.sonata/worktrees/.gitignore", "*\n"));
@@ -173,65 +176,12 @@ Result<RunWorktree> Git::add(const std::string& repo, const std::string& id,
 }
 
 Result<std::string> Git::diff(const RunWorktree& r, bool stat) const {
-    auto theirs = tree_of(r.path, "HEAD");
+    auto theirs = run_tree(r);
     SONATA_TRY(theirs);
     std::vector<std::string> args = {"diff", "--no-color", "--no-ext-diff", "--no-textconv"};
     args.emplace_back(stat ? "--stat" : "--binary");
     args.insert(args.end(), {r.base.snapshot, *theirs});
     return run(r.repo, args);
-}
-
-Result<ApplyOutcome> Git::apply(const RunWorktree& r) const {
-    ApplyOutcome out;
-    auto theirs = tree_of(r.path, "HEAD");
-    SONATA_TRY(theirs);
-    auto changed = run(r.repo, {"diff", "--name-only", r.base.snapshot, *theirs});
-    SONATA_TRY(changed);
-    out.files = lines_of(*changed);
-    if (out.files.empty()) return out;
-    auto ours = tree_of(r.repo, "HEAD");
-    SONATA_TRY(ours);
-    auto ours_commit = commit(r.repo, *ours, r.base.snapshot, "sonata: the workspace now");
-    SONATA_TRY(ours_commit);
-    auto theirs_commit = commit(r.repo, *theirs, r.base.snapshot, "sonata: the run's changes");
-    SONATA_TRY(theirs_commit);
-    auto merged = raw_git(m_runner, m_env, r.repo,
-                          {"merge-tree", "--write-tree", "--name-only", "--no-messages",
-                           *ours_commit, *theirs_commit},
-                          {}, std::nullopt);
-    if (!merged) return fail(ExitCode::failure, "git: " + merged.error().message);
-    if (merged->exit_code == 1) {
-        auto names = lines_of(merged->out);
-        out.conflicts.assign(names.begin() + (names.empty() ? 0 : 1), names.end());
-        return out;
-    }
-    if (merged->exit_code != 0)
-        return fail(ExitCode::failure, "git merge-tree failed: " + trimmed(merged->err));
-    auto patch = run(r.repo, {"diff", "--binary", "--no-color", "--no-ext-diff", "--no-textconv",
-                              *ours, first_line(merged->out)});
-    SONATA_TRY(patch);
-    // Checked whole first: a patch that does not apply changes nothing.
-    SONATA_TRY(run(r.repo, {"apply", "--check", "-"}, {}, *patch));
-    SONATA_TRY(run(r.repo, {"apply", "-"}, {}, *patch));
-    out.applied = true;
-    return out;
-}
-
-Result<std::string> Git::head(const std::string& dir) const {
-    auto head = run(dir, {"rev-parse", "--verify", "--quiet", "HEAD^{commit}"});
-    SONATA_TRY(head);
-    return trimmed(*head);
-}
-
-Result<void> Git::discard(const RunWorktree& r) const {
-    std::error_code ec;
-    if (std::filesystem::exists(r.path, ec))
-        SONATA_TRY(run(r.repo, {"worktree", "remove", "--force", r.path}));
-    else
-        SONATA_TRY(run(r.repo, {"worktree", "prune"}));
-    if (run(r.repo, {"rev-parse", "--verify", "--quiet", "refs/heads/" + r.branch}))
-        SONATA_TRY(run(r.repo, {"branch", "-D", r.branch}));
-    return {};
 }
 
 } // namespace sonata::dispatch

@@ -43,11 +43,8 @@ std::string new_id() {
     return std::string(stamp) + suffix;
 }
 
-} // namespace
-
-Result<std::string> runs_root(const std::string& cwd, const Environment& env) {
-    const auto where = locate_config(cwd, env);
-    if (!where.project_dir.empty()) return where.project_dir + "/.sonata/runs";
+/// $XDG_STATE_HOME/sonata/runs, or its default under HOME.
+Result<std::string> state_runs_root(const Environment& env) {
     const std::string state = env_or_empty(env, "XDG_STATE_HOME");
     if (!state.empty() && state.front() == '/') return state + "/sonata/runs";
     if (!state.empty())
@@ -59,6 +56,48 @@ Result<std::string> runs_root(const std::string& cwd, const Environment& env) {
             "neither HOME nor XDG_STATE_HOME is an absolute path: sonata cannot place its runs");
     }
     return home + "/.local/state/sonata/runs";
+}
+
+} // namespace
+
+Result<void> refuse_links(const std::string& dir, const std::string& sub) {
+    fs::path at = dir;
+    for (const auto& part : fs::path(sub)) {
+        at /= part;
+        struct stat st {};
+        if (::lstat(at.c_str(), &st) != 0) return {};
+        if (S_ISLNK(st.st_mode)) {
+            return fail(ExitCode::bad_data,
+                        at.string() + " is a link: sonata never follows a link in its own "
+                                      "directories (a repository can hold one); remove it");
+        }
+    }
+    return {};
+}
+
+Result<void> make_project_dir(const std::string& repo) {
+    SONATA_TRY(refuse_links(repo, ".sonata"));
+    if (::mkdir((repo + "/.sonata").c_str(), 0755) != 0 && errno != EEXIST) {
+        return fail(ExitCode::failure,
+                    "cannot create " + repo + "/.sonata (" +
+                        std::error_code(errno, std::generic_category()).message() + ")");
+    }
+    return refuse_links(repo, ".sonata");
+}
+
+Result<std::string> runs_root(const std::string& cwd, const Environment& env) {
+    const auto where = locate_config(cwd, env);
+    if (where.project_dir.empty()) return state_runs_root(env);
+    SONATA_TRY(refuse_links(where.project_dir, ".sonata/runs"));
+    return where.project_dir + "/.sonata/runs";
+}
+
+Result<std::vector<std::string>> runs_roots(const std::string& cwd, const Environment& env) {
+    auto root = runs_root(cwd, env);
+    SONATA_TRY(root);
+    std::vector<std::string> roots{*root};
+    if (auto state = state_runs_root(env); state && *state != *root) roots.push_back(*state);
+    return roots;
 }
 
 bool is_safe_run_id(std::string_view id) {
@@ -178,6 +217,21 @@ std::vector<std::string> list_runs(const std::string& root) {
     }
     std::sort(ids.rbegin(), ids.rend());
     return ids;
+}
+
+Result<std::vector<std::string>> all_run_dirs(const std::string& cwd, const Environment& env) {
+    auto roots = runs_roots(cwd, env);
+    SONATA_TRY(roots);
+    std::vector<std::pair<std::string, std::string>> runs; // id, root
+    for (const auto& root : *roots)
+        for (auto& id : list_runs(root))
+            runs.emplace_back(std::move(id), root);
+    std::stable_sort(runs.begin(), runs.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::vector<std::string> dirs;
+    for (const auto& [id, root] : runs)
+        dirs.push_back(root + "/" + id);
+    return dirs;
 }
 
 } // namespace sonata::dispatch

@@ -1,7 +1,10 @@
 // Where runs live and how they are named: `.sonata/runs/<id>/` in the project sonata finds (as
-// `plan` finds it), else `$XDG_STATE_HOME/sonata/runs/<id>/` (default ~/.local/state/sonata/runs).
-// Ids are made of the time and random bytes and created with an exclusive mkdir, so they never
-// repeat; an id from outside is checked before it names a path.
+// `plan` finds it; a worktree run's repository is made its project first), else
+// `$XDG_STATE_HOME/sonata/runs/<id>/` (default ~/.local/state/sonata/runs). A run is looked up by
+// id in both, so a run started before its directory became a project's is still found. A
+// project's `.sonata` and `.sonata/runs` are never followed when they are links. Ids are made of
+// the time and random bytes and created with an exclusive mkdir, so they never repeat; an id from
+// outside is checked before it names a path.
 #pragma once
 
 #include <string>
@@ -14,8 +17,23 @@
 
 namespace sonata::dispatch {
 
-/// The runs directory for work in `cwd`.
+/// The runs directory for work in `cwd`: where a new run's directory goes. A project's
+/// `.sonata` or `.sonata/runs` that is a link is a bad_data error naming it.
 Result<std::string> runs_root(const std::string& cwd, const Environment& env);
+
+/// Every runs directory a run of work in `cwd` may be in: runs_root first, then the state
+/// directory's when that is another.
+Result<std::vector<std::string>> runs_roots(const std::string& cwd, const Environment& env);
+
+/// The directories of every run in runs_roots(cwd, env), newest first.
+Result<std::vector<std::string>> all_run_dirs(const std::string& cwd, const Environment& env);
+
+/// Nothing when `dir/sub` is no link, nor any directory between `dir` and it (`sub` is relative,
+/// as ".sonata/runs"); a bad_data error naming the link otherwise. Missing parts are no links.
+Result<void> refuse_links(const std::string& dir, const std::string& sub);
+
+/// Makes `repo/.sonata` (no link) when it is missing, so that `repo` is a project.
+Result<void> make_project_dir(const std::string& repo);
 
 /// True for 1–64 characters of [a-z0-9-]: an id that can only name a directory inside the root.
 bool is_safe_run_id(std::string_view id);

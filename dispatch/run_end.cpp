@@ -68,7 +68,7 @@ void record_worktree(Receipt& r, const RunDirectory& dir) {
     auto runner = make_system_runner();
     const Git git(*runner, current_environment());
     const RunWorktree worktree = worktree_of(*r.worktree);
-    if (auto head = git.head(worktree.path)) r.worktree->head = *head;
+    if (auto head = git.run_head(worktree)) r.worktree->head = *head;
     auto stat = git.diff(worktree, true);
     const std::string changes = "\n---\nchanges in worktree " + worktree.path + " (branch " +
                                 worktree.branch + "; `sonata diff " + r.id + "`, `sonata apply " +

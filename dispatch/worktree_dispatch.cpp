@@ -8,8 +8,7 @@
 
 namespace sonata::dispatch {
 
-Result<ReservedWorktree> reserve_worktree(adapters::DispatchRequest& request,
-                                          const std::string& root) {
+Result<ReservedWorktree> reserve_worktree(adapters::DispatchRequest& request) {
     namespace fs = std::filesystem;
     auto runner = make_system_runner();
     const Git git(*runner, request.env);
@@ -17,12 +16,15 @@ Result<ReservedWorktree> reserve_worktree(adapters::DispatchRequest& request,
     if (!repo) return fail(ExitCode::usage, "--worktree: " + repo.error().message);
     auto base = git.snapshot(*repo);
     if (!base) return fail(base.error().code, "--worktree: " + base.error().message);
-    auto id = create_run_dir(root);
+    SONATA_TRY(make_project_dir(*repo));
+    auto root = runs_root(request.cwd, request.env);
+    SONATA_TRY(root);
+    auto id = create_run_dir(*root);
     SONATA_TRY(id);
     auto worktree = git.add(*repo, *id, *base);
     if (!worktree) {
         std::error_code ec;
-        fs::remove(root + "/" + *id, ec);
+        fs::remove(*root + "/" + *id, ec);
         return fail(worktree.error().code, "--worktree: " + worktree.error().message);
     }
     std::error_code ec;
@@ -30,15 +32,14 @@ Result<ReservedWorktree> reserve_worktree(adapters::DispatchRequest& request,
     if (request.session_cwd.empty()) request.session_cwd = request.cwd;
     request.cwd = (fs::path(worktree->path) / inside).lexically_normal().string();
     if (request.cwd.size() > 1 && request.cwd.back() == '/') request.cwd.pop_back();
-    return ReservedWorktree{*id, *worktree};
+    return ReservedWorktree{*id, *worktree, *root};
 }
 
-void release_worktree(const ReservedWorktree& reserved, const std::string& root,
-                      const Environment& env) {
+void release_worktree(const ReservedWorktree& reserved, const Environment& env) {
     auto runner = make_system_runner();
     (void)Git(*runner, env).discard(reserved.worktree);
     std::error_code ec;
-    std::filesystem::remove(root + "/" + reserved.id, ec);
+    std::filesystem::remove(reserved.runs_root + "/" + reserved.id, ec);
 }
 
 namespace {

@@ -11,22 +11,24 @@
 
 namespace sonata::dispatch {
 
-/// A worktree run made ready: its id (its run directory exists, empty) and its worktree.
+/// A worktree run made ready: its id (its run directory exists, empty, under `runs_root`) and its
+/// worktree.
 struct ReservedWorktree {
     std::string id;
     RunWorktree worktree;
+    std::string runs_root;
 };
 
-/// Reserves a run id under `root` and adds its worktree from the workspace `request.cwd` lies in
-/// (HEAD plus the uncommitted changes); `request.cwd` moves to the same directory in the
-/// worktree, while the parent's session and the project's config are still looked up where the
-/// request came from.
-Result<ReservedWorktree> reserve_worktree(adapters::DispatchRequest& request,
-                                          const std::string& root);
+/// Makes the repository `request.cwd` lies in a project (its `.sonata/`, where the worktree goes),
+/// reserves a run id under the runs root of `request.cwd` (that project's, or a nearer one's),
+/// and adds its worktree from the workspace (HEAD plus the uncommitted changes); `request.cwd`
+/// moves to the same directory in the worktree, while the parent's session and the project's
+/// config are still looked up where the request came from. The first worktree run of a
+/// repository therefore lives where every later one does.
+Result<ReservedWorktree> reserve_worktree(adapters::DispatchRequest& request);
 
 /// Undoes reserve_worktree: the worktree, its branch and the empty run directory go.
-void release_worktree(const ReservedWorktree& reserved, const std::string& root,
-                      const Environment& env);
+void release_worktree(const ReservedWorktree& reserved, const Environment& env);
 
 /// The changes of the run in `run_dir` (its worktree against its base): `git diff`, or its --stat.
 /// An error when the run has no worktree or it is gone.

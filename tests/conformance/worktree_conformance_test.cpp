@@ -86,7 +86,7 @@ protected:
         adapters::DispatchRequest request;
         request.cwd = m_repo;
         request.env = m_env;
-        auto reserved = dispatch::reserve_worktree(request, runs_root());
+        auto reserved = dispatch::reserve_worktree(request);
         EXPECT_TRUE(reserved) << reserved.error().message;
         if (!bin || !reserved) return run;
         run.reserved = *reserved;
@@ -111,7 +111,7 @@ protected:
             "Write your file, then answer with your final message.",
             worktree,
             m_env,
-            runs_root(),
+            reserved->runs_root,
             SONATA_BIN,
             {std::chrono::seconds(240), std::chrono::seconds(240), 1U << 20U}};
         start.id = reserved->id;
@@ -137,8 +137,6 @@ protected:
         std::erase_if(files, [](const auto& file) { return file.first.starts_with(".sonata/"); });
         return files;
     }
-
-    std::string runs_root() const { return m_repo + "/.sonata/runs"; }
 
     testing::ScratchDir m_dir;
     std::optional<probes::Scratch> m_scratch;

@@ -26,17 +26,7 @@ class WorktreeDispatch : public testing::DispatchFixture {
 protected:
     void SetUp() override {
         use_stand_in({"pi"}, SONATA_DISPATCH_HARNESS);
-        m_env["GIT_AUTHOR_NAME"] = m_env["GIT_COMMITTER_NAME"] = "user";
-        m_env["GIT_AUTHOR_EMAIL"] = m_env["GIT_COMMITTER_EMAIL"] = "user@example.com";
-        git({"init", "--quiet", "-b", "main"});
-        write_text(m_project + "/a.txt", "one\n");
-        write_text(m_project + "/.gitignore", ".sonata/\n");
-        git({"add", "-A"});
-        git({"commit", "--quiet", "-m", "first"});
-    }
-
-    std::string git(const std::vector<std::string>& args) {
-        return testing::git_in(m_project, args, m_env);
+        init_git_project();
     }
 
     /// A --worktree dispatch of the code role in acceptEdits; its receipt.
@@ -133,13 +123,7 @@ TEST_F(WorktreeDispatch, OutsideARepositoryOrRefusedNothingIsLeft) {
                 fs::is_empty(m_project + "/.sonata/runs"));
 }
 
-/// A stateless MCP call of `tool` from a client without tasks.
-json mcp_call(const json& id, const std::string& tool, const json& args) {
-    json params = {{"name", tool}, {"arguments", args}};
-    params["_meta"] = {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
-                       {"io.modelcontextprotocol/clientCapabilities", json::object()}};
-    return {{"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/call"}, {"params", params}};
-}
+using testing::stateless_tool_call;
 
 TEST_F(WorktreeDispatch, TheMcpToolsTakeAWorktreeRunOnAndApplyObeysTheParentsMode) {
     const auto now = std::chrono::duration_cast<std::chrono::seconds>(
@@ -149,7 +133,7 @@ TEST_F(WorktreeDispatch, TheMcpToolsTakeAWorktreeRunOnAndApplyObeysTheParentsMod
                         session_record_to_json({"s3", Mode::accept_edits, now}));
     m_env["CLAUDE_CODE_SESSION_ID"] = "s3";
     testing::McpSession server(m_env, m_project);
-    const json done = server.request(mcp_call(
+    const json done = server.request(stateless_tool_call(
         1, "dispatch",
         {{"harness", "pi"}, {"role", "code"}, {"task", "scenario: edit W-5"}, {"worktree", true}}));
     const json& run = done["result"]["structuredContent"];
@@ -157,14 +141,14 @@ TEST_F(WorktreeDispatch, TheMcpToolsTakeAWorktreeRunOnAndApplyObeysTheParentsMod
     const std::string id = run["run_id"];
     EXPECT_TRUE(fs::exists(m_project + "/.sonata/worktrees/" + id + "/W-5.txt"));
     EXPECT_FALSE(fs::exists(m_project + "/W-5.txt"));
-    const json diff = server.request(mcp_call(2, "diff", {{"id", id}, {"stat", true}}));
+    const json diff = server.request(stateless_tool_call(2, "diff", {{"id", id}, {"stat", true}}));
     EXPECT_NE(diff["result"]["content"][0]["text"].get<std::string>().find("W-5.txt"),
               std::string::npos)
         << diff.dump();
     // The session moves to plan: apply, a write to the working tree, is refused.
     testing::write_text(m_project + "/.sonata/session-s3.json",
                         session_record_to_json({"s3", Mode::plan, now}));
-    json applied = server.request(mcp_call(3, "apply", {{"id", id}}));
+    json applied = server.request(stateless_tool_call(3, "apply", {{"id", id}}));
     EXPECT_EQ(applied["result"]["isError"], true);
     EXPECT_NE(applied["result"]["content"][0]["text"].get<std::string>().find(
                   "refuse: apply writes to the working tree, and this session is in plan mode"),
@@ -173,11 +157,11 @@ TEST_F(WorktreeDispatch, TheMcpToolsTakeAWorktreeRunOnAndApplyObeysTheParentsMod
     EXPECT_FALSE(fs::exists(m_project + "/W-5.txt"));
     testing::write_text(m_project + "/.sonata/session-s3.json",
                         session_record_to_json({"s3", Mode::accept_edits, now}));
-    applied = server.request(mcp_call(4, "apply", {{"id", id}}));
+    applied = server.request(stateless_tool_call(4, "apply", {{"id", id}}));
     EXPECT_EQ(applied["result"]["content"][0]["text"], "applied run " + id + ": W-5.txt, a.txt\n")
         << applied.dump();
     EXPECT_EQ(read_text(m_project + "/W-5.txt"), "W-5\n");
-    const json discarded = server.request(mcp_call(5, "discard", {{"id", id}}));
+    const json discarded = server.request(stateless_tool_call(5, "discard", {{"id", id}}));
     EXPECT_EQ(discarded["result"]["isError"], false) << discarded.dump();
     EXPECT_FALSE(fs::exists(m_project + "/.sonata/worktrees/" + id));
     server.close();

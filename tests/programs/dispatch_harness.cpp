@@ -38,6 +38,8 @@
 //                  prints the final answer
 //   escape TOKEN   leaves a grandchild behind in a session of its own with an empty environment
 //                  (no run marker), prints "escaped PID" and the final answer
+// Attacks on its own git worktree (worktree_attacks.hpp): wt-gitfile-filter, wt-gitfile-include,
+//   wt-gitdir-own, wt-empty, wt-big, wt-huge; each then prints the final answer TOKEN
 //   stamp          prints when main began and when it returns (ns since the epoch), for
 //                  scripts/bench-dispatch
 // On a terminal (a TUI mapping, in tmux) it is a TUI like reasonix's: it asks whether to trust the
@@ -75,6 +77,8 @@
 
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
+
+#include "worktree_attacks.hpp"
 
 namespace {
 
@@ -433,6 +437,8 @@ int main(int argc, char** argv) {
         std::cout << "escaped " << leave_escapee() << "\nfinal answer " << token << std::endl;
     } else if (scenario == "events") {
         print_events("ses_" + token, task, token);
+    } else if (worktree_attack(scenario)) {
+        std::cout << "final answer " << token << std::endl;
     } else if (scenario == "hold") {
         std::cout << "began " << began << std::endl;
         std::this_thread::sleep_for(std::chrono::milliseconds(1500));

@@ -71,4 +71,18 @@ void DispatchFixture::expect_nothing_left(std::optional<int> tmux_server) {
     sonata::testing::expect_nothing_left(m_dir.path(), tmux_server);
 }
 
+void DispatchFixture::init_git_project() {
+    m_env["GIT_AUTHOR_NAME"] = m_env["GIT_COMMITTER_NAME"] = "user";
+    m_env["GIT_AUTHOR_EMAIL"] = m_env["GIT_COMMITTER_EMAIL"] = "user@example.com";
+    git({"init", "--quiet", "-b", "main"});
+    write_text(m_project + "/a.txt", "one\n");
+    write_text(m_project + "/.gitignore", ".sonata/\n");
+    git({"add", "-A"});
+    git({"commit", "--quiet", "-m", "first"});
+}
+
+std::string DispatchFixture::git(const std::vector<std::string>& args) {
+    return git_in(m_project, args, m_env);
+}
+
 } // namespace sonata::testing

@@ -50,6 +50,12 @@ protected:
     json await(const std::string& id, const std::function<bool(const json&)>& ready);
     std::string run_dir(const std::string& id) const;
 
+    /// Makes the project a git repository, as a user's with a git identity in the environment:
+    /// branch main, one commit of a.txt ("one") and a .gitignore of .sonata/.
+    void init_git_project();
+    /// `git ARGS` in the project; its output.
+    std::string git(const std::vector<std::string>& args);
+
     /// Nothing a run started runs: no process under the scratch directory, and, for a TUI run
     /// (`tmux_server`), its private tmux server (whose working directory is elsewhere) is gone.
     void expect_nothing_left(std::optional<int> tmux_server = std::nullopt);

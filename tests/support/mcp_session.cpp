@@ -119,4 +119,12 @@ std::vector<json> McpSession::received() const {
     return out;
 }
 
+nlohmann::json stateless_tool_call(const nlohmann::json& id, const std::string& tool,
+                                   const nlohmann::json& args) {
+    nlohmann::json params = {{"name", tool}, {"arguments", args}};
+    params["_meta"] = {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+                       {"io.modelcontextprotocol/clientCapabilities", nlohmann::json::object()}};
+    return {{"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/call"}, {"params", params}};
+}
+
 } // namespace sonata::testing

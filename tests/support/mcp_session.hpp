@@ -13,6 +13,10 @@
 
 namespace sonata::testing {
 
+/// A stateless MCP `tools/call` of `tool` (protocol 2026-07-28, from a client without tasks).
+nlohmann::json stateless_tool_call(const nlohmann::json& id, const std::string& tool,
+                                   const nlohmann::json& args);
+
 class McpSession {
 public:
     /// Starts `SONATA_BIN mcp` with exactly `env`, in `cwd` (stderr to /dev/null).
