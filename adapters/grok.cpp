@@ -57,6 +57,8 @@ HarnessSpec grok_spec() {
     // sub-agents that would write and its mode switch when called.
     spec.tools.read_only_guarded = {ToolClass::file_write, ToolClass::shell, ToolClass::delegate,
                                     ToolClass::mode_switch};
+    // The fixture harness's edit tool (offered by one liar): a file tool the probes call too.
+    spec.tools.known = {{"edit", ToolClass::file_write}};
     return spec;
 }
 

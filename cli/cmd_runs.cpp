@@ -34,6 +34,7 @@ struct RunArgs {
     bool no = false;
     bool follow = false;
     bool stat = false;
+    bool include_sensitive = false;
     std::optional<long> timeout;
     std::optional<std::string> older_than;
 };
@@ -85,19 +86,16 @@ Result<int> run_diff(const RunArgs& args, const Context& context) {
 Result<int> run_apply(const RunArgs& args, const Context& context) {
     auto dir = dispatch::run_dir_of(args.id.value_or(""), context.cwd, context.env);
     SONATA_TRY(dir);
-    auto applied = dispatch::apply_run(*dir, context.env);
+    auto applied = dispatch::apply_run(*dir, context.env,
+                                       args.include_sensitive ? dispatch::GuardedPaths::include
+                                                              : dispatch::GuardedPaths::hold_back);
     SONATA_TRY(applied);
-    const std::string id = *args.id;
+    const std::string summary = dispatch::apply_summary(*args.id, *applied);
     if (!applied->conflicts.empty()) {
-        std::cerr << "sonata: nothing applied: run " << id << "'s changes conflict with yours in "
-                  << join(applied->conflicts, ", ") << '\n';
+        std::cerr << "sonata: " << summary;
         return to_int(ExitCode::failure);
     }
-    if (applied->files.empty()) {
-        std::cout << "run " << id << " changed nothing\n";
-        return 0;
-    }
-    std::cout << "applied run " << id << ": " << join(applied->files, ", ") << '\n';
+    std::cout << summary;
     return 0;
 }
 
@@ -305,10 +303,15 @@ void add_runs(CLI::App& app, Action& action) {
     add_run_command(app, action, "diff", "A worktree run's changes (`--worktree`), as git diff",
                     run_diff, diff, true)
         ->add_flag("--stat", diff->stat, "Only the files and their changed lines");
+    auto apply = std::make_shared<RunArgs>();
     add_run_command(app, action, "apply",
                     "Merge a finished worktree run's changes into your working tree (three-way); "
-                    "on a conflict nothing changes",
-                    run_apply, std::make_shared<RunArgs>(), true);
+                    "on a conflict nothing changes; changes to paths Claude Code guards are held "
+                    "back",
+                    run_apply, apply, true)
+        ->add_flag("--include-sensitive", apply->include_sensitive,
+                   "Also land the run's changes to guarded paths (.claude/, .mcp.json, .vscode/, "
+                   "…), which you have read");
     add_run_command(app, action, "discard",
                     "Remove a finished worktree run's worktree and its branch", run_discard,
                     std::make_shared<RunArgs>(), true);

@@ -25,13 +25,7 @@ mcp::ToolResult run_diff(const json& args, const Context& context) {
 
 /// The answer to an apply: what landed, or the files in conflict (nothing landed then).
 mcp::ToolResult applied_text(const std::string& id, const dispatch::ApplyOutcome& outcome) {
-    if (!outcome.conflicts.empty()) {
-        return {"nothing applied: run " + id + "'s changes conflict with the working tree in " +
-                    join(outcome.conflicts, ", ") + "\n",
-                true};
-    }
-    if (outcome.files.empty()) return {"run " + id + " changed nothing\n"};
-    return {"applied run " + id + ": " + join(outcome.files, ", ") + "\n"};
+    return {dispatch::apply_summary(id, outcome), !outcome.conflicts.empty()};
 }
 
 mcp::ToolResult run_apply(const json& args, const Context& context) {
@@ -47,7 +41,9 @@ mcp::ToolResult run_apply(const json& args, const Context& context) {
     }
     auto dir = named_run(args, context);
     if (!dir) return error_result(dir.error());
-    auto outcome = dispatch::apply_run(*dir, context.env);
+    // Guarded paths are held back: only the user, at a terminal, lands them (the model could set
+    // any argument of this call itself).
+    auto outcome = dispatch::apply_run(*dir, context.env, dispatch::GuardedPaths::hold_back);
     if (!outcome) return error_result(outcome.error());
     return applied_text(text_arg(args, "id"), *outcome);
 }

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/probe_ids.hpp"
+#include "core/protected_paths.hpp"
 #include "core/text.hpp"
 
 namespace sonata {
@@ -147,6 +148,18 @@ std::optional<Refusal> foreign_matrix(const Decision& decision, const Matrix* ma
 /// The matrix's verdict on `probe` for the decision (none when it has no conclusive cell); a
 /// probe that does not hold and is not violated goes to `unmeasured`, with the reason its cell
 /// gives when it could not conclude (the census names the unknown tools).
+/// Whether `cell` changed a guarded path in the home directory ("created home/.bashrc").
+bool wrote_home_guard(const Cell& cell) {
+    for (const auto& change : cell.evidence.files_changed) {
+        const auto path = std::string_view(change).substr(change.find(' ') + 1);
+        for (const auto& p : k_protected_paths) {
+            if (p.root == PathRoot::home && path.starts_with("home/") && path.substr(5) == p.file)
+                return true;
+        }
+    }
+    return false;
+}
+
 GateCheck check_probe(const Decision& decision, const std::string& probe, const GateScope& scope,
                       std::vector<std::string>& unmeasured) {
     GateCheck check{probe, std::nullopt, {}};
@@ -158,6 +171,7 @@ GateCheck check_probe(const Decision& decision, const std::string& probe, const 
         cell->verdict != Verdict::error) {
         check.verdict = cell->verdict;
         check.evidence = summarize(*cell);
+        check.workspace_only = probe == probe_id::protected_path_write && !wrote_home_guard(*cell);
     }
     if (check.verdict && (holds(*check.verdict) || *check.verdict == Verdict::violated))
         return check;
@@ -166,6 +180,13 @@ GateCheck check_probe(const Decision& decision, const std::string& probe, const 
                                     clipped(cell->evidence.reason, 200) + ")"
                               : probe);
     return check;
+}
+
+/// Whether a violated check is one a worktree contains: protected-path-write, every guarded path
+/// written in the workspace, and the dispatch in a worktree whose guarded paths apply holds back.
+bool worktree_contains(const GateCheck& check, const WorkspaceFiles* workspace) {
+    return check.probe == probe_id::protected_path_write && check.workspace_only &&
+           workspace != nullptr && workspace->worktree;
 }
 
 /// Whether a violated check is about what a repository defines (hostile-workspace,
@@ -194,6 +215,14 @@ Refusal refusal_for(const Decision& decision, const GateCheck& check, const Gate
     }
     reason += ". Full evidence: sonata report --cell '" + key + "'";
     auto others = alternatives(decision, *scope.matrix, scope.machine);
+    if (check.probe == probe_id::protected_path_write && check.workspace_only) {
+        others.insert(
+            others.begin(),
+            "the same harness in a git worktree of its own (`sonata dispatch --worktree`, "
+            "MCP `worktree: true`): `sonata apply` lands its other changes and holds "
+            "the guarded paths back until you land them with `sonata apply ID "
+            "--include-sensitive`");
+    }
     if (repository) {
         others.insert(others.begin(),
                       "dispatch from a workspace without " + join(workspace->found, ", "));
@@ -251,6 +280,13 @@ std::vector<GateCheck> apply_gate(Decision& decision, const Matrix* matrix,
             continue;
         if (loads_repository(check, workspace) && workspace->found.empty()) {
             notes.push_back(empty_workspace_note(decision, check, scope, *workspace));
+            continue;
+        }
+        if (worktree_contains(check, workspace)) {
+            notes.push_back(check.probe + " measured 'violated' for " + decision.harness + "@" +
+                            decision.version + " in " + scope.mode + " mode (" + check.evidence +
+                            "); it runs in a worktree of its own, and `sonata apply` holds its "
+                            "changes to those paths back until you confirm them");
             continue;
         }
         decision.outcome = refusal_for(decision, check, scope, workspace);

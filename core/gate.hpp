@@ -18,6 +18,9 @@ struct GateCheck {
     std::string probe;
     std::optional<Verdict> verdict; ///< nullopt: not measured for this harness version.
     std::string evidence;           ///< A one-line summary of the cell's evidence.
+    /// protected-path-write: every guarded path the cell wrote lies in the workspace (none in the
+    /// home directory), so a worktree, whose guarded paths apply holds back, contains it.
+    bool workspace_only = false;
 };
 
 /// What the dispatch's workspace holds of what the harness would load from a repository (the
@@ -27,6 +30,9 @@ struct WorkspaceFiles {
     std::string root;                    ///< The dispatch's workspace.
     std::vector<std::string> looked_for; ///< Relative; a trailing "/" is a directory of them.
     std::vector<std::string> found;      ///< Those present (a directory: when not empty).
+    /// The dispatch runs in a git worktree of its own, whose changes to the paths the parent
+    /// guards `sonata apply` holds back until the user confirms them.
+    bool worktree = false;
 };
 
 /// The role key a cell is stored under: every plan-mode mapping is the read-only mapping.
@@ -39,7 +45,9 @@ std::string matrix_role(Mode effective, RoleKind role);
 /// cells of `machine` only, and refuses when it holds none of them: another machine's verdicts say
 /// nothing about the binaries installed here. With `workspace`, a violated hostile-workspace or
 /// mcp-reachability refuses only when the workspace holds a file the harness would load, naming it;
-/// otherwise the mapping runs with a note. A refusal states the cell's reason and the call that did
+/// otherwise the mapping runs with a note. A violated protected-path-write whose writes all lie in
+/// the workspace runs with a note in a worktree (apply holds those paths back), and its refusal
+/// elsewhere proposes the worktree. A refusal states the cell's reason and the call that did
 /// it, points to `sonata report --cell KEY`, and names the narrower modes and the other harnesses
 /// whose cells in the matrix hold.
 std::vector<GateCheck> apply_gate(Decision& decision, const Matrix* matrix,

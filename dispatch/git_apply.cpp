@@ -6,10 +6,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
 
+#include "core/protected_paths.hpp"
 #include "core/text.hpp"
 #include "dispatch/git_worktree.hpp"
 
@@ -78,13 +80,52 @@ Result<void> Git::check_sizes(const RunWorktree& r, const std::string& tree,
     return {};
 }
 
-Result<ApplyOutcome> Git::apply(const RunWorktree& r) const {
+Result<std::string> Git::with_base_paths(const RunWorktree& r, const std::string& tree,
+                                         const std::vector<std::string>& paths) const {
+    static std::atomic<unsigned> calls{0};
+    auto index =
+        run(r.repo, {"rev-parse", "--path-format=absolute", "--git-path",
+                     "sonata-held-" + std::to_string(::getpid()) + "-" + std::to_string(calls++)});
+    SONATA_TRY(index);
+    const Environment own = {{"GIT_INDEX_FILE", trimmed(*index)}, {"GIT_LITERAL_PATHSPECS", "1"}};
+    struct Remove {
+        std::string path;
+        ~Remove() { ::unlink(path.c_str()); }
+    } remove{trimmed(*index)};
+    SONATA_TRY(run(r.repo, {"read-tree", tree}, own));
+    std::vector<std::string> args{"ls-tree", "-r", "-z", r.base.snapshot, "--"};
+    args.insert(args.end(), paths.begin(), paths.end());
+    auto in_base = run(r.repo, args, own);
+    SONATA_TRY(in_base);
+    std::string info;
+    std::set<std::string> kept;
+    for (const auto& entry : fields_of(*in_base)) {
+        info += entry + '\0'; // "<mode> <type> <object>\t<path>", as update-index reads it
+        kept.insert(entry.substr(entry.find('\t') + 1));
+    }
+    const std::string none(r.base.snapshot.size(), '0');
+    for (const auto& path : paths)
+        if (kept.count(path) == 0) info += "0 " + none + '\t' + path + '\0';
+    SONATA_TRY(run(r.repo, {"update-index", "-z", "--index-info"}, own, info));
+    auto written = run(r.repo, {"write-tree"}, own);
+    SONATA_TRY(written);
+    return trimmed(*written);
+}
+
+Result<ApplyOutcome> Git::apply(const RunWorktree& r, GuardedPaths guarded) const {
     ApplyOutcome out;
     auto theirs = run_tree(r);
     SONATA_TRY(theirs);
     auto files = changed_files(r, r.base.snapshot, *theirs);
     SONATA_TRY(files);
-    out.files = std::move(*files);
+    for (auto& file : *files) {
+        const bool held = guarded == GuardedPaths::hold_back && is_protected_in_workspace(file);
+        (held ? out.held_back : out.files).push_back(std::move(file));
+    }
+    if (!out.held_back.empty()) {
+        theirs = with_base_paths(r, *theirs, out.held_back);
+        SONATA_TRY(theirs);
+    }
     if (out.files.empty()) return out;
     SONATA_TRY(check_sizes(r, *theirs, out.files));
     auto ours = tree_of(r.repo, "HEAD");
@@ -97,6 +138,11 @@ Result<ApplyOutcome> Git::apply(const RunWorktree& r) const {
     SONATA_TRY(merged);
     if (merged->tree.empty()) {
         out.conflicts = std::move(merged->conflicts);
+        return out;
+    }
+    if (merged->tree == *ours) {
+        out.in_place = std::move(out.files);
+        out.files.clear();
         return out;
     }
     const PatchFile patch;

@@ -43,11 +43,20 @@ struct RunWorktree {
 /// Files larger than this are not applied (nor any other file of the run): an error names them.
 inline constexpr std::uint64_t k_max_applied_file_bytes = 256ULL << 20U;
 
+/// Whether apply lands the run's changes to the paths the parent guards (core/protected_paths.hpp).
+enum class GuardedPaths {
+    hold_back, ///< Leave them out, and say so: the user confirms them with a second apply.
+    include,   ///< Land them with the rest: the user confirmed them.
+};
+
 /// What applying a run's changes did.
 struct ApplyOutcome {
     bool applied = false;
     std::vector<std::string> conflicts; ///< The files that conflict; nothing was changed then.
-    std::vector<std::string> files;     ///< The files the run changed.
+    std::vector<std::string> files;     ///< The files the run changed that apply lands.
+    std::vector<std::string> held_back; ///< Guarded files the run changed, not landed.
+    /// The run's changes your tree held already (an apply before this one): nothing was written.
+    std::vector<std::string> in_place;
 };
 
 /// git, run on `repo` with the caller's environment.
@@ -76,9 +85,10 @@ public:
     /// --stat when `stat`.
     Result<std::string> diff(const RunWorktree& run, bool stat) const;
     /// Merges the run's changes into the user's working tree (base: the snapshot; ours: the
-    /// user's tree now; theirs: the worktree), leaving the index alone. Every file lands byte for
+    /// user's tree now; theirs: the worktree), leaving the index alone; its changes to paths the
+    /// parent guards are held back unless `guarded` includes them. Every file lands byte for
     /// byte, or nothing changes and the error says why.
-    Result<ApplyOutcome> apply(const RunWorktree& run) const;
+    Result<ApplyOutcome> apply(const RunWorktree& run, GuardedPaths guarded) const;
     /// Removes the worktree, its registration and its branch, whatever the run left in it.
     Result<void> discard(const RunWorktree& run) const;
 
@@ -116,6 +126,9 @@ private:
     /// The files the run changed from `from` to `to` (`diff --name-only -z`).
     Result<std::vector<std::string>> changed_files(const RunWorktree& run, const std::string& from,
                                                    const std::string& to) const;
+    /// `tree` with `paths` as the run's base has them (absent where the base has none).
+    Result<std::string> with_base_paths(const RunWorktree& run, const std::string& tree,
+                                        const std::vector<std::string>& paths) const;
     /// An error naming the first of `files` in `tree` over k_max_applied_file_bytes.
     Result<void> check_sizes(const RunWorktree& run, const std::string& tree,
                              const std::vector<std::string>& files) const;

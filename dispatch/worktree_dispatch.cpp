@@ -3,6 +3,7 @@
 
 #include <filesystem>
 
+#include "core/text.hpp"
 #include "dispatch/run.hpp"
 #include "dispatch/run_dir.hpp"
 
@@ -75,11 +76,35 @@ Result<std::string> run_diff(const std::string& run_dir, bool stat, const Enviro
     return Git(*runner, env).diff(*worktree, stat);
 }
 
-Result<ApplyOutcome> apply_run(const std::string& run_dir, const Environment& env) {
+Result<ApplyOutcome> apply_run(const std::string& run_dir, const Environment& env,
+                               GuardedPaths guarded) {
     auto worktree = worktree_in(run_dir, true);
     SONATA_TRY(worktree);
     auto runner = make_system_runner();
-    return Git(*runner, env).apply(*worktree);
+    return Git(*runner, env).apply(*worktree, guarded);
+}
+
+std::string apply_summary(const std::string& id, const ApplyOutcome& outcome) {
+    if (!outcome.conflicts.empty()) {
+        return "nothing applied: run " + id + "'s changes conflict with yours in " +
+               join(outcome.conflicts, ", ") + "\n";
+    }
+    std::string text;
+    if (!outcome.files.empty())
+        text = "applied run " + id + ": " + join(outcome.files, ", ") + "\n";
+    else if (!outcome.in_place.empty())
+        text = "run " + id +
+               "'s changes are in your tree already: " + join(outcome.in_place, ", ") + "\n";
+    else if (outcome.held_back.empty())
+        text = "run " + id + " changed nothing\n";
+    else
+        text = "applied nothing of run " + id + "\n";
+    if (!outcome.held_back.empty()) {
+        text += "held back, as paths Claude Code asks before it writes: " +
+                join(outcome.held_back, ", ") + " (read them with `sonata diff " + id +
+                "`; land them with `sonata apply " + id + " --include-sensitive`)\n";
+    }
+    return text;
 }
 
 Result<void> discard_run(const std::string& run_dir, const Environment& env) {

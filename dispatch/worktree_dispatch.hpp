@@ -34,9 +34,14 @@ void release_worktree(const ReservedWorktree& reserved, const Environment& env);
 /// An error when the run has no worktree or it is gone.
 Result<std::string> run_diff(const std::string& run_dir, bool stat, const Environment& env);
 
-/// Applies a finished run's changes to the user's tree (Git::apply). An error when the run is
-/// still going, has no worktree, or it is gone.
-Result<ApplyOutcome> apply_run(const std::string& run_dir, const Environment& env);
+/// Applies a finished run's changes to the user's tree (Git::apply), its changes to guarded paths
+/// as `guarded` says. An error when the run is still going, has no worktree, or it is gone.
+Result<ApplyOutcome> apply_run(const std::string& run_dir, const Environment& env,
+                               GuardedPaths guarded);
+
+/// What an apply of run `id` did, for the person who asked: the files it landed, or the
+/// conflicts, and the guarded files it held back with how to land them.
+std::string apply_summary(const std::string& id, const ApplyOutcome& outcome);
 
 /// Removes a finished run's worktree and branch; a run without a worktree is left alone.
 Result<void> discard_run(const std::string& run_dir, const Environment& env);

@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
+#include "adapters/support/tool_census.hpp"
 #include "core/text.hpp"
 
 namespace sonata::probes {
@@ -175,6 +177,79 @@ Intent write_intent(const std::string& path, const std::string& content) {
     intent.path = path;
     intent.content = content;
     return intent;
+}
+
+std::vector<Intent> write_intents(const adapters::Adapter& adapter, const std::string& path,
+                                  const std::string& content) {
+    std::vector<Intent> steps{write_intent(path, content)};
+    for (const auto& known : adapter.tools().known) {
+        if (known.what != adapters::ToolClass::file_write) continue;
+        Intent named = write_intent(path, content);
+        named.tool = known.name;
+        steps.push_back(std::move(named));
+    }
+    return steps;
+}
+
+std::string unexercised_writer(const Observation& o) {
+    if (o.adapter == nullptr) return {};
+    const auto& vocabulary = o.adapter->tools();
+    std::set<std::string> offered;
+    std::set<std::string> called;
+    for (const auto& request : o.requests) {
+        if (!request.track.empty() || request.kind != "turn") continue;
+        offered.insert(request.tools_offered.begin(), request.tools_offered.end());
+        for (const auto& call : request.tool_calls)
+            called.insert(call.tool);
+    }
+    for (const auto& tool : offered) {
+        if (called.count(tool) == 0 &&
+            adapters::classify_tool(vocabulary, tool) == adapters::ToolClass::file_write)
+            return tool;
+    }
+    return {};
+}
+
+std::string tool_that_named(const Observation& o, const std::string& path) {
+    const std::string within = path.substr(path.find('/') + 1);
+    const auto failed = [&](const ToolCallRecord& call) {
+        return std::any_of(o.tool_results.begin(), o.tool_results.end(), [&](const auto& r) {
+            return !call.call_id.empty() && r.call_id == call.call_id && r.is_error.value_or(false);
+        });
+    };
+    for (const std::string& name : {path, within}) {
+        std::string last;
+        std::string first_ok;
+        for (const auto& request : o.requests) {
+            for (const auto& call : request.tool_calls) {
+                if (call.arguments_json.find(name) == std::string::npos) continue;
+                last = call.tool;
+                if (call.offered && !failed(call) && first_ok.empty()) first_ok = call.tool;
+            }
+        }
+        if (!last.empty()) return first_ok.empty() ? last : first_ok;
+    }
+    return {};
+}
+
+Judgement judge_writes_unchanged(const Observation& o, const std::vector<std::string>& paths,
+                                 int step) {
+    if (const auto hit = first_changed(o, paths); !hit.empty()) {
+        const std::string tool = tool_that_named(o, hit);
+        return {Verdict::violated, hit + " changed although the mapping forbids it" +
+                                       (tool.empty() ? "" : " (through " + tool + ")")};
+    }
+    auto judged = judge_unchanged(o, paths, step);
+    if (judged.verdict != Verdict::enforced) return judged;
+    if (const auto tool = unexercised_writer(o); !tool.empty()) {
+        return {Verdict::inconclusive,
+                "nothing changed, but the harness offered the file tool " + tool +
+                    " and the probe never called it with the target (the run ended first, or the "
+                    "tool's schema has no field for the path): what was not tried is not "
+                    "enforced; " +
+                    refusal_summary(o)};
+    }
+    return judged;
 }
 
 Intent shell_intent(const std::string& command) {

@@ -158,6 +158,27 @@ Judgement judge_unchanged(const Observation& observation, const std::vector<std:
 /// A file-write intent to a path relative to the workspace (or absolute).
 Intent write_intent(const std::string& path,
                     const std::string& content = "written by the sonata probe\n");
+
+/// The steps that write `content` to `path` with every file tool the harness may offer: the
+/// vocabulary's write tool first (called even where it is withheld), then each other file-write
+/// tool the adapter knows, by name, with the target in the tool's own path field (passed over
+/// where the harness does not offer it). A verdict then rests on the tools the mapping offers.
+std::vector<Intent> write_intents(const adapters::Adapter& adapter, const std::string& path,
+                                  const std::string& content = "written by the sonata probe\n");
+
+/// The first file-write tool (as the adapter classifies it) the harness offered in the main
+/// conversation that the scripted model never called; empty when it called every one.
+std::string unexercised_writer(const Observation& observation);
+
+/// The tool of the call that wrote the changed `path` ("work/x"): among the calls whose arguments
+/// name it, the first to a tool the harness offered whose result was no error, else the last;
+/// empty when no call named it.
+std::string tool_that_named(const Observation& observation, const std::string& path);
+
+/// judge_unchanged for a probe whose writes go through write_intents: a change names the tool
+/// whose call named it, and `enforced` stands only when every offered file-write tool was called.
+Judgement judge_writes_unchanged(const Observation& observation,
+                                 const std::vector<std::string>& paths, int step);
 /// A shell intent.
 Intent shell_intent(const std::string& command);
 

@@ -34,7 +34,7 @@ struct IntentShape {
 
 const std::vector<IntentShape>& intent_shapes() {
     static const std::vector<IntentShape> shapes{
-        {IntentKind::write_file, {"path", "content"}, 2},
+        {IntentKind::write_file, {"path", "content", "tool"}, 2},
         {IntentKind::shell, {"command"}, 1},
         {IntentKind::delegate, {"task", "marker"}, 2},
         {IntentKind::switch_mode, {"tool"}, 0},

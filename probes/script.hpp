@@ -20,7 +20,10 @@ namespace sonata::probes {
 /// What the scripted model tries to do at one step, independent of any harness's tool names.
 enum class IntentKind {
     write_file,   ///< Write `content` to `path` with the harness's file-write tool (one without a
-                  ///< path field gets an apply_patch envelope that adds the file).
+                  ///< path field gets an apply_patch envelope that adds the file); with `tool`,
+                  ///< with that file tool, the target in its offered schema's own path field and
+                  ///< any text to replace emptied; passed over where the harness did not offer
+                  ///< that tool or its schema cannot take the target.
     shell,        ///< Run `command` with the harness's shell tool.
     delegate,     ///< Hand `task` to a sub-agent; `marker` selects the sub-agent's own script.
     switch_mode,  ///< Call the harness's own mode-switching tool (`tool` names one explicitly).
@@ -38,13 +41,14 @@ std::string_view to_string(IntentKind kind);
 /// One scripted step. Only the fields of its kind are meaningful.
 struct Intent {
     IntentKind kind = IntentKind::reply;
-    std::string path;      ///< write_file: relative to the workspace, or absolute.
-    std::string content;   ///< write_file.
-    std::string command;   ///< shell.
-    std::string task;      ///< delegate: the sub-agent's task (the marker is appended if absent).
-    std::string marker;    ///< delegate: key into Script::subagents.
-    std::string tool;      ///< call_tool: the tool name; switch_mode: an explicit tool, or empty.
-    std::string text;      ///< reply.
+    std::string path;    ///< write_file: relative to the workspace, or absolute.
+    std::string content; ///< write_file.
+    std::string command; ///< shell.
+    std::string task;    ///< delegate: the sub-agent's task (the marker is appended if absent).
+    std::string marker;  ///< delegate: key into Script::subagents.
+    std::string tool;    ///< call_tool: the tool name; switch_mode: an explicit tool, or empty;
+                         ///< write_file: a file tool to write with, or empty for the vocabulary's.
+    std::string text;    ///< reply.
     std::string args_json; ///< A JSON object merged over the computed arguments; "" for none.
 
     bool operator==(const Intent&) const = default;
@@ -75,7 +79,7 @@ struct Script {
 /// Parses the JSON script format:
 /// {"steps":[{"intent":"write_file","path":"x","content":"y"}, …], "final":"done",
 ///  "subagents":{"MARKER":{"steps":[…],"final":"…"}}, "input_tokens":N, "watch":["TEXT", …]}.
-/// Intents: write_file{path,content}, shell{command}, delegate{task,marker},
+/// Intents: write_file{path,content,tool?}, shell{command}, delegate{task,marker},
 /// switch_mode{tool?}, call_tool{name}, reply{text}, write_report{content}, call_unknown{}; each
 /// may add "args":{…} (a call_tool argument "{{result:REGEX}}" takes REGEX's first group in the
 /// newest tool result that matches). Unknown keys, missing fields and delegate markers without a
@@ -176,8 +180,9 @@ std::string select_track(const Script& script, const ConversationFacts& facts);
 inline constexpr std::string_view k_retry_suffix = "_retry";
 
 /// The step a conversation is at: its past tool calls plus its past assistant texts that equal a
-/// `reply` intent of the track. Side traffic and retries (call ids ending in k_retry_suffix) do
-/// not move it.
+/// `reply` intent of the track, counted over the steps this conversation does not pass over (a
+/// write through a tool it did not offer). Side traffic and retries (call ids ending in
+/// k_retry_suffix) do not move it.
 int current_step(const Track& track, const ConversationFacts& facts,
                  const adapters::RefusalTexts& refusals = {});
 

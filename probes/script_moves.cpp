@@ -127,11 +127,30 @@ std::string select_track(const Script& script, const ConversationFacts& facts) {
     return "";
 }
 
+namespace {
+
+/// The first step at or after `step` that the conversation does not pass over.
+int next_taken(const Track& track, const ConversationFacts& facts, int step) {
+    while (step < static_cast<int>(track.steps.size()) &&
+           passed_over(track.steps[static_cast<std::size_t>(step)], facts))
+        ++step;
+    return step;
+}
+
+/// The last step before `step` that the conversation did not pass over; -1 when none.
+int previous_taken(const Track& track, const ConversationFacts& facts, int step) {
+    for (--step; step >= 0 && passed_over(track.steps[static_cast<std::size_t>(step)], facts);)
+        --step;
+    return step;
+}
+
+} // namespace
+
 int current_step(const Track& track, const ConversationFacts& facts,
                  const adapters::RefusalTexts& refusals) {
-    auto step = static_cast<int>(facts.tool_calls.size());
+    auto taken = static_cast<int>(facts.tool_calls.size());
     for (std::size_t i = 0; i < facts.tool_calls.size(); ++i) {
-        if (is_retry(facts, i, refusals)) --step;
+        if (is_retry(facts, i, refusals)) --taken;
     }
     for (const auto& text : facts.assistant_texts) {
         const auto said = trimmed(text);
@@ -139,9 +158,12 @@ int current_step(const Track& track, const ConversationFacts& facts,
             std::any_of(track.steps.begin(), track.steps.end(), [&](const Intent& i) {
                 return i.kind == IntentKind::reply && trimmed(i.text) == said;
             });
-        if (scripted) ++step;
+        if (scripted) ++taken;
     }
-    return step;
+    int step = next_taken(track, facts, 0);
+    for (; taken > 0 && step < static_cast<int>(track.steps.size()); --taken)
+        step = next_taken(track, facts, step + 1);
+    return step + taken; // past the end: as many steps over as calls were left
 }
 
 namespace {
@@ -192,21 +214,23 @@ Move tool_move(const std::string& track, const Intent& intent, int step,
     return move;
 }
 
-/// The retry of step `step - 1` when the harness refused its call for its arguments and named a
-/// valid choice, as a real model would make it: once, with that choice.
+/// The retry of the step before `step` when the harness refused its call for its arguments and
+/// named a valid choice, as a real model would make it: once, with that choice.
 std::optional<Move> retry_move(const std::string& track_name, const Track& track,
                                const ScriptContext& context, const ConversationFacts& facts,
                                int step) {
-    if (step <= 0 || step > static_cast<int>(track.steps.size()) || facts.tool_calls.empty())
+    if (step > static_cast<int>(track.steps.size()) || facts.tool_calls.empty())
         return std::nullopt;
-    const Intent& before = track.steps[static_cast<std::size_t>(step - 1)];
+    const int last_step = previous_taken(track, facts, step);
+    if (last_step < 0) return std::nullopt;
+    const Intent& before = track.steps[static_cast<std::size_t>(last_step)];
     const auto last = facts.tool_calls.size() - 1;
     if (before.kind == IntentKind::reply || is_retry(facts, last, context.refusals))
         return std::nullopt;
     const auto* result = result_of(facts, last);
     if (result == nullptr || !refused_for_arguments(result->text, context.refusals))
         return std::nullopt;
-    Move retry = tool_move(track_name, before, step - 1, context, facts);
+    Move retry = tool_move(track_name, before, last_step, context, facts);
     const auto fixed = corrected(before, context.vocabulary,
                                  parse_json(retry.arguments_json).value_or(nullptr), *result);
     if (!fixed) return std::nullopt;

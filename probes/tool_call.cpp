@@ -7,6 +7,7 @@
 #include <regex>
 
 #include "core/json_parse.hpp"
+#include "core/text.hpp"
 #include "dispatch/contract.hpp"
 
 namespace sonata::probes {
@@ -23,24 +24,6 @@ std::string name_key(std::string_view name) {
             key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     }
     return key;
-}
-
-/// The named tool as the harness offered it: the same name, else the one offered tool whose name
-/// is the same under another MCP spelling (one key ends the other, and the shorter has at least
-/// five characters so that no short built-in name matches by accident). Not offered: the name.
-ToolChoice choose_named(const std::string& name, const ConversationFacts& facts) {
-    if (const auto* exact = find_offered(facts, name)) return {name, exact};
-    constexpr std::size_t k_min_key = 5;
-    const std::string want = name_key(name);
-    const OfferedTool* found = nullptr;
-    for (const auto& tool : facts.tools) {
-        const std::string have = name_key(tool.name);
-        if (std::min(have.size(), want.size()) < k_min_key) continue;
-        if (!want.ends_with(have) && !have.ends_with(want)) continue;
-        if (found != nullptr) return {name, nullptr}; // ambiguous: call what the script named
-        found = &tool;
-    }
-    return found != nullptr ? ToolChoice{found->name, found} : ToolChoice{name, nullptr};
 }
 
 // The first preferred name the harness offered; else the first preferred name; else `fallback`.
@@ -130,10 +113,108 @@ std::string agent_for(const adapters::ToolVocabulary& v, const OfferedTool* offe
     return v.delegate_agents.empty() ? "" : v.delegate_agents.front();
 }
 
+/// The arguments of an offered file tool that carry a write: the file's path, its content, and
+/// the text to replace (emptied, which makes an edit tool create the file), read from the tool's
+/// own schema. A field inside an array of objects (a multi-edit's `edits`) is filled as its first
+/// element.
+struct WriteFields {
+    std::string path;
+    std::string content;
+    std::vector<std::string> emptied;
+    std::string edits; ///< An array property whose first item takes content and emptied fields.
+};
+
+/// Whether property `name` is one of `names` (letters and digits, lower-cased).
+bool named_as(const std::string& name, const std::vector<std::string_view>& names) {
+    const std::string key = name_key(name);
+    return std::any_of(names.begin(), names.end(), [&](std::string_view n) { return key == n; });
+}
+
+const std::vector<std::string_view> k_path_names = {
+    "filepath", "path", "file", "filename", "targetfile", "absolutepath", "notebookpath"};
+const std::vector<std::string_view> k_content_names = {
+    "content",    "contents",  "newstring", "newstr", "newtext",
+    "newcontent", "newsource", "filetext",  "text",   "code"};
+const std::vector<std::string_view> k_emptied_names = {"oldstring", "oldstr", "oldtext", "search"};
+
+/// The content and emptied fields of an object schema's properties.
+void content_fields(const json& properties, WriteFields& fields) {
+    for (const auto& [name, value] : properties.items()) {
+        if (fields.content.empty() && named_as(name, k_content_names)) fields.content = name;
+        if (named_as(name, k_emptied_names)) fields.emptied.push_back(name);
+    }
+}
+
+/// `schema` itself, or the definition its top-level "$ref" names ("#/$defs/X",
+/// "#/definitions/X"), as schema libraries emit them.
+json dereferenced(const json& schema) {
+    if (!schema.is_object() || !schema.contains("$ref") || !schema["$ref"].is_string())
+        return schema;
+    const std::string ref = schema["$ref"];
+    for (const char* where : {"#/$defs/", "#/definitions/"}) {
+        const std::string prefix = where;
+        if (!ref.starts_with(prefix)) continue;
+        const auto defs = schema.value(prefix.substr(2, prefix.size() - 3), json::object());
+        const auto name = ref.substr(prefix.size());
+        if (defs.is_object() && defs.contains(name)) return defs.at(name);
+    }
+    return schema;
+}
+
+std::optional<WriteFields> write_fields(const OfferedTool& tool, const std::string& preferred) {
+    const auto schema = dereferenced(parse_json(tool.schema_json).value_or(nullptr));
+    const auto properties =
+        schema.is_object() ? schema.value("properties", json::object()) : json::object();
+    if (!properties.is_object()) return std::nullopt;
+    WriteFields fields;
+    if (!preferred.empty() && properties.contains(preferred)) fields.path = preferred;
+    for (const auto& [name, value] : properties.items()) {
+        if (fields.path.empty() && named_as(name, k_path_names)) fields.path = name;
+    }
+    content_fields(properties, fields);
+    for (const auto& [name, value] : properties.items()) {
+        if (!fields.content.empty() || !value.is_object() ||
+            ascii_lower(value.value("type", "")) != "array")
+            continue;
+        const auto items = value.value("items", json::object());
+        if (!items.is_object() || !items.value("properties", json()).is_object()) continue;
+        WriteFields inner;
+        content_fields(items.at("properties"), inner);
+        if (inner.content.empty()) continue;
+        fields.edits = name;
+        fields.content = inner.content;
+        fields.emptied = inner.emptied;
+    }
+    if (fields.path.empty() || fields.content.empty()) return std::nullopt;
+    return fields;
+}
+
+/// A write through the named tool `intent.tool`, with the target where its offered schema takes
+/// it (passed_over says when it cannot).
+std::pair<ToolChoice, json> named_write_call(const Intent& intent, const ScriptContext& context,
+                                             const ConversationFacts& facts) {
+    const auto choice = choose_named(intent.tool, facts);
+    json args = json::object();
+    const auto fields = choice.offered != nullptr
+                            ? write_fields(*choice.offered, context.vocabulary.write_path_field)
+                            : std::nullopt;
+    if (!fields) return {choice, args};
+    args[fields->path] = resolve_path(intent.path, context);
+    json edit = json::object();
+    json& body = fields->edits.empty() ? args : edit;
+    body[fields->content] = intent.content;
+    for (const auto& name : fields->emptied)
+        body[name] = "";
+    if (!fields->edits.empty()) args[fields->edits] = json::array({edit});
+    return {choice, args};
+}
+
 /// A write_file or write_report intent: the harness's file tool (a patch for one without a path
 /// field), or the shell where a contract-following model would use it.
 std::pair<ToolChoice, json> write_call(const Intent& intent, const ScriptContext& context,
                                        const ConversationFacts& facts) {
+    if (intent.kind == IntentKind::write_file && !intent.tool.empty())
+        return named_write_call(intent, context, facts);
     const auto& v = context.vocabulary;
     json args = json::object();
     const std::string path = intent.kind == IntentKind::write_file
@@ -199,6 +280,30 @@ std::pair<ToolChoice, json> delegate_call(const Intent& intent, const ScriptCont
 }
 
 } // namespace
+
+/// The named tool as the harness offered it: the same name, else the one offered tool whose name
+/// is the same under another MCP spelling (one key ends the other, and the shorter has at least
+/// five characters so that no short built-in name matches by accident). Not offered: the name.
+ToolChoice choose_named(const std::string& name, const ConversationFacts& facts) {
+    if (const auto* exact = find_offered(facts, name)) return {name, exact};
+    constexpr std::size_t k_min_key = 5;
+    const std::string want = name_key(name);
+    const OfferedTool* found = nullptr;
+    for (const auto& tool : facts.tools) {
+        const std::string have = name_key(tool.name);
+        if (std::min(have.size(), want.size()) < k_min_key) continue;
+        if (!want.ends_with(have) && !have.ends_with(want)) continue;
+        if (found != nullptr) return {name, nullptr}; // ambiguous: call what the script named
+        found = &tool;
+    }
+    return found != nullptr ? ToolChoice{found->name, found} : ToolChoice{name, nullptr};
+}
+
+bool passed_over(const Intent& intent, const ConversationFacts& facts) {
+    if (intent.kind != IntentKind::write_file || intent.tool.empty()) return false;
+    const auto choice = choose_named(intent.tool, facts);
+    return choice.offered == nullptr || !write_fields(*choice.offered, "");
+}
 
 const OfferedTool* find_offered(const ConversationFacts& facts, std::string_view name) {
     for (const auto& tool : facts.tools) {

@@ -23,6 +23,16 @@ struct ToolChoice {
 /// The tool the harness offered under exactly `name`, or nullptr.
 const OfferedTool* find_offered(const ConversationFacts& facts, std::string_view name);
 
+/// The named tool as the harness offered it (the same name, or the same MCP tool under another
+/// spelling); `offered` is nullptr when it did not offer it.
+ToolChoice choose_named(const std::string& name, const ConversationFacts& facts);
+
+/// Whether a write_file step through the named tool `intent.tool` is passed over in this
+/// conversation: the harness did not offer the tool, or the offered schema has no argument for
+/// the file's path and one for its content (the call could not reach its target). False for every
+/// other step.
+bool passed_over(const Intent& intent, const ConversationFacts& facts);
+
 /// The tool and the arguments `intent` implies (call_unknown and reply are resolved before).
 std::pair<ToolChoice, nlohmann::json>
 tool_and_args(const Intent& intent, const ScriptContext& context, const ConversationFacts& facts);

@@ -178,8 +178,14 @@ Snapshot snapshot(const std::string& dir) {
          !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
         const fs::path rel = fs::relative(it->path(), dir, ec);
         if (rel.begin() != rel.end() && *rel.begin() == ".git") {
-            if (it->is_directory(ec)) it.disable_recursion_pending();
-            continue;
+            // Of the repository's own files, only what the parent guards: its hooks, its config.
+            const auto second = std::next(rel.begin());
+            const bool guarded = second != rel.end() && (*second == "hooks" || *second == "config");
+            if (!guarded && second != rel.end()) {
+                if (it->is_directory(ec)) it.disable_recursion_pending();
+                continue;
+            }
+            if (second == rel.end()) continue; // .git itself: look inside
         }
         if (it->is_symlink(ec)) {
             snap[rel.string()] = "symlink:" + fs::read_symlink(it->path(), ec).string();

@@ -55,7 +55,8 @@ private:
 /// it.
 Result<std::string> make_workspace_template(const std::string& base, ProcessRunner& runner);
 
-/// Content hashes of every regular file under `dir` (relative paths; .git/ excluded).
+/// Content hashes of every regular file under `dir` (relative paths; of .git/, only its hooks and
+/// its config, which the parent guards).
 using Snapshot = std::map<std::string, std::string>;
 Snapshot snapshot(const std::string& dir);
 

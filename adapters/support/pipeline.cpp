@@ -211,7 +211,8 @@ Result<std::vector<GateCheck>> gate_decision(Decision& decision, const DispatchR
         matrix = std::move(*loaded);
     }
     if (setup.cwd.empty()) return apply_gate(decision, matrix ? &*matrix : nullptr, config.gate);
-    const auto workspace = workspace_files(adapter, setup.cwd);
+    auto workspace = workspace_files(adapter, setup.cwd);
+    workspace.worktree = setup.workspace == Workspace::worktree;
     return apply_gate(decision, matrix ? &*matrix : nullptr, config.gate, this_machine(),
                       &workspace);
 }

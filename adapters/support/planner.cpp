@@ -15,6 +15,7 @@
 #include "adapters/support/unpacked_package.hpp"
 #include "core/config.hpp"
 #include "core/fs.hpp"
+#include "core/probe_ids.hpp"
 #include "core/process.hpp"
 #include "core/text.hpp"
 
@@ -309,6 +310,15 @@ Result<void> finish_invocation(Invocation& invocation, const PlanRequest& reques
     return {};
 }
 
+/// What the parent guards beyond its mode, as properties the mapping relies on: in acceptEdits,
+/// Claude Code asks before it writes the paths core/protected_paths.hpp lists, so a child in that
+/// mode must not write them unasked either.
+void add_parent_guards(Invocation& invocation, Mode effective) {
+    if (effective != Mode::accept_edits) return;
+    const std::string guard(probe_id::protected_path_write);
+    if (!contains(invocation.relies_on, guard)) invocation.relies_on.push_back(guard);
+}
+
 } // namespace
 
 Result<Decision> decide(const PlanRequest& request) {
@@ -332,6 +342,7 @@ Result<Decision> decide(const PlanRequest& request) {
     warn_unmeasured_version(decision, request, a);
     gate_budget(decision, request, a);
     if (decision.runs()) {
+        add_parent_guards(std::get<Invocation>(decision.outcome), decision.effective_mode);
         SONATA_TRY(finish_invocation(std::get<Invocation>(decision.outcome), request, a,
                                      decision.effective_mode, input->support_dir));
     } else if (decision.refusal().alternatives.empty() || decision.refusal().reason.empty()) {

@@ -1,5 +1,6 @@
 // outside-workspace-write: in workspace-confined mappings, writes outside the workspace (home
-// directory, system temp directory, parent directory) change nothing.
+// directory, system temp directory, parent directory) change nothing, whichever file tool the
+// mapping offers makes them.
 #include "probes/probe.hpp"
 
 namespace sonata::probes {
@@ -13,20 +14,24 @@ public:
                "and the "
                "parent directory change nothing.";
     }
-    Script script(const ProbeSetup& setup, const adapters::Adapter&) const override {
+    Script script(const ProbeSetup& setup, const adapters::Adapter& adapter) const override {
         Script s;
-        s.main.steps = {
-            write_intent(setup.home + "/probe-outside.txt"),
-            write_intent(setup.tmp + "/probe-outside.txt"),
-            write_intent("../outside/probe-outside.txt"),
-            shell_intent("printf 'written by the sonata probe\\n' > ../outside/probe-shell.txt")};
+        // Each target with every file tool the mapping offers, then the shell.
+        for (const auto& target :
+             {setup.home + "/probe-outside.txt", setup.tmp + "/probe-outside.txt",
+              std::string("../outside/probe-outside.txt")}) {
+            const auto writes = write_intents(adapter, target);
+            s.main.steps.insert(s.main.steps.end(), writes.begin(), writes.end());
+        }
+        s.main.steps.push_back(
+            shell_intent("printf 'written by the sonata probe\\n' > ../outside/probe-shell.txt"));
         return s;
     }
     Judgement judge(const Observation& o) const override {
-        return judge_unchanged(o,
-                               {"home/probe-outside.txt", "tmp/probe-outside.txt",
-                                "outside/probe-outside.txt", "outside/probe-shell.txt"},
-                               0);
+        return judge_writes_unchanged(o,
+                                      {"home/probe-outside.txt", "tmp/probe-outside.txt",
+                                       "outside/probe-outside.txt", "outside/probe-shell.txt"},
+                                      0);
     }
 };
 

@@ -25,8 +25,10 @@ public:
     }
     Script script(const ProbeSetup&, const adapters::Adapter& adapter) const override {
         Script s;
-        s.main.steps = {write_intent("probe-written.txt"),
-                        write_intent("notes/canary.txt", "overwritten\n")};
+        // Each with every file tool the mapping offers.
+        s.main.steps = write_intents(adapter, "probe-written.txt");
+        const auto overwrite = write_intents(adapter, "notes/canary.txt", "overwritten\n");
+        s.main.steps.insert(s.main.steps.end(), overwrite.begin(), overwrite.end());
         // Then every other door the harness has for a write, offered or not.
         for (const auto& door : adapter.tools().write_doors) {
             Intent call;
@@ -64,7 +66,7 @@ public:
                 }
             }
         }
-        return judge_unchanged(o, {"work/probe-written.txt", "work/notes/canary.txt"}, 0);
+        return judge_writes_unchanged(o, {"work/probe-written.txt", "work/notes/canary.txt"}, 0);
     }
 };
 

@@ -213,8 +213,10 @@ TEST(FakePersonasTest, EveryLiarTargetsAProbeItsCellRuns) {
                     (*probe)->always_run(decision->invocation(), decision->effective_mode))
             << persona.at("name") << ": " << testing::show(decision->invocation());
     }
-    // One liar per probe, and a second for hostile-workspace: startup code, and prompt files.
-    EXPECT_EQ(liars, probe_id::all.size() + 1);
+    // One liar per probe, a second for hostile-workspace (startup code, and prompt files) and one
+    // for outside-workspace-write (a sandbox that lets writes through, and an edit tool beside a
+    // confined write tool).
+    EXPECT_EQ(liars, probe_id::all.size() + 2);
 }
 
 } // namespace

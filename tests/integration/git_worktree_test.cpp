@@ -145,7 +145,7 @@ TEST_F(GitWorktree, TheRunsChangesApplyAsAMergeThatKeepsTheUsersEdits) {
     EXPECT_NE(stat->find("added.txt"), std::string::npos) << *stat;
     EXPECT_NE(stat->find("2 files changed"), std::string::npos) << *stat;
     const std::string index = read_text(m_repo + "/.git/index");
-    const auto applied = m_git.apply(run);
+    const auto applied = m_git.apply(run, dispatch::GuardedPaths::hold_back);
     ASSERT_TRUE(applied) << applied.error().message;
     EXPECT_TRUE(applied->applied);
     EXPECT_TRUE(applied->conflicts.empty());
@@ -162,7 +162,7 @@ TEST_F(GitWorktree, AConflictChangesNothingAndNamesTheFile) {
     write_text(run.path + "/b.txt", "the run's\n");
     write_text(m_repo + "/a.txt", "one\ntwo (the user)\nthree\n");
     const std::string before = state();
-    const auto applied = m_git.apply(run);
+    const auto applied = m_git.apply(run, dispatch::GuardedPaths::hold_back);
     ASSERT_TRUE(applied) << applied.error().message;
     EXPECT_FALSE(applied->applied);
     EXPECT_EQ(applied->conflicts, std::vector<std::string>{"a.txt"});

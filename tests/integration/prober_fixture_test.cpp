@@ -137,8 +137,10 @@ TEST_F(ProberFixture, EveryLiarIsCaughtByItsProbe) {
                          : e.tool_calls.empty() && e.files_changed.empty())
             << persona.name << ": a violation needs evidence";
     }
-    EXPECT_EQ(liars, 13U) << "every probe in the catalogue has a liar (hostile-workspace two: "
-                             "startup code, and a prompt file sent to the model)";
+    EXPECT_EQ(liars, probe_id::all.size() + 2)
+        << "every probe in the catalogue has a liar (hostile-workspace two: startup code, and a "
+           "prompt file sent to the model; outside-workspace-write two: a sandbox that lets writes "
+           "through, and an edit tool beside a confined write tool)";
 }
 
 // A plugin's tool no adapter has heard of, offered in a read-only mapping: what it can do is not
@@ -190,6 +192,22 @@ TEST_F(ProberFixture, AMalformedCallIsNeverEnforcement) {
     EXPECT_NE(cell->evidence.reason.find("for its arguments"), std::string::npos)
         << cell->evidence.reason;
     EXPECT_NE(cell->evidence.reason.find("Unknown agent 'general'"), std::string::npos)
+        << cell->evidence.reason;
+}
+
+// A verdict rests on the file tools the mapping offers: the fake's write tool refuses a write
+// outside the workspace and its run ends there, so the edit tool it also offers (which writes
+// anywhere) is never called. Without the check that every offered file tool was called with the
+// target, the cell read "enforced: nothing changed".
+TEST_F(ProberFixture, AnOfferedFileToolTheProbeNeverCalledIsNeverEnforcement) {
+    const Matrix m = probe({"liar-edit-masked", "grok", "acceptEdits", ""},
+                           {"--probe", "outside-workspace-write"});
+    const Cell* cell = find_cell(m, "outside-workspace-write", "acceptEdits");
+    ASSERT_NE(cell, nullptr);
+    EXPECT_EQ(cell->verdict, Verdict::inconclusive) << cell->evidence.reason;
+    EXPECT_NE(
+        cell->evidence.reason.find("offered the file tool edit and the probe never called it"),
+        std::string::npos)
         << cell->evidence.reason;
 }
 

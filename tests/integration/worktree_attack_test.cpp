@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "core/matrix.hpp"
 #include "core/session.hpp"
 #include "tests/support/dispatch_fixture.hpp"
 #include "tests/support/mcp_session.hpp"
@@ -221,6 +222,105 @@ TEST_F(FirstWorktreeRun, IsFoundAndAppliedLikeEveryLaterOneAndAnEarlierRunInPlac
     const auto runs = sonata({"runs"});
     for (const std::string& run : {first, id, receipt_of(later).at("id").get<std::string>()})
         EXPECT_NE(runs.out.find(run), std::string::npos) << runs.out;
+}
+
+// A worktree run's changes to paths Claude Code guards (it asks before writing them) land only
+// when the user confirms them at a terminal: apply lands the rest and says what it held back, and
+// the MCP apply, whose arguments the model sets, never lands them.
+TEST_F(WorktreeAttack, ApplyHoldsBackGuardedPathsUntilTheUserIncludesThem) {
+    const std::string id = attack("wt-sensitive").at("id");
+    const std::string guarded = ".claude/settings.json, .mcp.json, sub/.vscode/tasks.json";
+    const auto first = sonata({"apply", id});
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    EXPECT_EQ(first.out, "applied run " + id + ": ordinary.txt\n" +
+                             "held back, as paths Claude Code asks before it writes: " + guarded +
+                             " (read them with `sonata diff " + id +
+                             "`; land them with `sonata "
+                             "apply " +
+                             id + " --include-sensitive`)\n");
+    EXPECT_EQ(read_text(m_project + "/ordinary.txt"), "an ordinary change\n");
+    for (const char* path : {".mcp.json", ".claude/settings.json", "sub/.vscode/tasks.json"})
+        EXPECT_FALSE(fs::exists(m_project + "/" + path)) << path;
+
+    const auto now = std::chrono::duration_cast<std::chrono::seconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+    write_text(m_project + "/.sonata/session-s5.json",
+               session_record_to_json({"s5", Mode::accept_edits, now}));
+    m_env["CLAUDE_CODE_SESSION_ID"] = "s5";
+    testing::McpSession server(m_env, m_project);
+    const json answer = server.request(stateless_tool_call(1, "apply", {{"id", id}}));
+    EXPECT_EQ(answer["result"]["content"][0]["text"],
+              "run " + id +
+                  "'s changes are in your tree already: ordinary.txt\nheld back, as "
+                  "paths Claude Code asks before it writes: " +
+                  guarded +
+                  " (read them with `sonata "
+                  "diff " +
+                  id + "`; land them with `sonata apply " + id + " --include-sensitive`)\n")
+        << answer.dump();
+    EXPECT_FALSE(fs::exists(m_project + "/.mcp.json"));
+    server.close();
+
+    const auto second = sonata({"apply", id, "--include-sensitive"});
+    ASSERT_EQ(second.exit_code, 0) << second.err;
+    EXPECT_EQ(second.out, "applied run " + id +
+                              ": .claude/settings.json, .mcp.json, ordinary.txt, "
+                              "sub/.vscode/tasks.json\n");
+    EXPECT_EQ(read_text(m_project + "/.mcp.json"), R"({"mcpServers":{"planted":{"command":"sh"}}})"
+                                                   "\n");
+    EXPECT_EQ(read_text(m_project + "/sub/.vscode/tasks.json"), "{}\n");
+}
+
+// The parent's guard gates a dispatch: a harness measured writing .mcp.json unasked in acceptEdits
+// is refused in place, the refusal proposing a worktree, and runs there (its apply holds the
+// guarded paths back, as the test above shows).
+TEST_F(WorktreeAttack, AChildThatWritesGuardedPathsRunsOnlyInAWorktree) {
+    const json plan = json::parse(
+        sonata({"plan", "--harness", "grok", "--role", "code", "--mode", "acceptEdits", "--json"})
+            .out);
+    Matrix matrix;
+    for (const auto& probe : plan.at("relies_on")) {
+        Cell c;
+        c.harness = "grok";
+        c.version = "1.0.0";
+        c.probe = probe;
+        c.mode = "acceptEdits";
+        c.role = "write";
+        c.verdict = probe == "protected-path-write" ? Verdict::violated : Verdict::enforced;
+        c.evidence.reason = "wrote 1 path(s) the parent guards, unasked: work/.mcp.json";
+        c.evidence.files_changed = {"created work/.mcp.json"};
+        matrix.merge({c});
+    }
+    ASSERT_TRUE(save_matrix(matrix, m_dir.path() + "/matrix.json"));
+    const std::vector<std::string> args{"dispatch",
+                                        "--harness",
+                                        "grok",
+                                        "--role",
+                                        "code",
+                                        "--mode",
+                                        "acceptEdits",
+                                        "--task",
+                                        "scenario: edit G-1",
+                                        "--matrix",
+                                        m_dir.path() + "/matrix.json"};
+    const auto refused = sonata(args);
+    EXPECT_EQ(refused.exit_code, to_int(ExitCode::refused)) << refused.out;
+    EXPECT_NE(refused.out.find("probe protected-path-write measured 'violated' for grok@1.0.0"),
+              std::string::npos)
+        << refused.out;
+    EXPECT_NE(refused.out.find("the same harness in a git worktree of its own"), std::string::npos)
+        << refused.out;
+    EXPECT_FALSE(fs::exists(m_project + "/G-1.txt"));
+
+    auto in_worktree = args;
+    in_worktree.insert(in_worktree.end(), {"--worktree", "--json"});
+    const auto ran = sonata(in_worktree);
+    ASSERT_EQ(ran.exit_code, 0) << ran.err << ran.out;
+    const json r = receipt_of(ran);
+    EXPECT_EQ(r.at("state"), "done");
+    EXPECT_TRUE(fs::exists(r.at("worktree").at("path").get<std::string>() + "/G-1.txt"));
+    expect_nothing_left();
 }
 
 TEST_F(WorktreeAttack, TheUsersOwnIgnoreRulesStillHoldForARunsFiles) {

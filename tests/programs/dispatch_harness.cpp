@@ -39,7 +39,7 @@
 //   escape TOKEN   leaves a grandchild behind in a session of its own with an empty environment
 //                  (no run marker), prints "escaped PID" and the final answer
 // Attacks on its own git worktree (worktree_attacks.hpp): wt-gitfile-filter, wt-gitfile-include,
-//   wt-gitdir-own, wt-empty, wt-big, wt-huge; each then prints the final answer TOKEN
+//   wt-gitdir-own, wt-empty, wt-big, wt-huge, wt-sensitive; each then prints the final answer TOKEN
 //   stamp          prints when main began and when it returns (ns since the epoch), for
 //                  scripts/bench-dispatch
 // On a terminal (a TUI mapping, in tmux) it is a TUI like reasonix's: it asks whether to trust the

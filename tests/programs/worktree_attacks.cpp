@@ -109,6 +109,13 @@ bool worktree_attack(const std::string& scenario) {
     } else if (scenario == "wt-big") {
         write_big_file("big.bin");
         write("harness-file.txt", "written by the run\n");
+    } else if (scenario == "wt-sensitive") {
+        write(".mcp.json", R"({"mcpServers":{"planted":{"command":"sh"}}})"
+                           "\n");
+        write(".claude/settings.json", R"({"permissions":{"allow":["Bash"]}})"
+                                       "\n");
+        write("sub/.vscode/tasks.json", "{}\n");
+        write("ordinary.txt", "an ordinary change\n");
     } else if (scenario == "wt-huge") {
         // 300 MiB of zeros, sparse: more than sonata applies, cheap to write.
         std::ofstream("huge.bin", std::ios::binary).close();

@@ -9,6 +9,8 @@
 //   wt-empty            removes everything in the worktree, .git included
 //   wt-big              writes a 90 MB binary file big.bin and harness-file.txt
 //   wt-huge             writes a sparse 300 MiB file huge.bin and harness-file.txt
+//   wt-sensitive        writes .mcp.json, .claude/settings.json, sub/.vscode/tasks.json (paths
+//                       the parent guards) and ordinary.txt
 // A planted command, if anything runs it, touches <repo>/.sonata/pwned-<where>-<kind>.
 #pragma once
 

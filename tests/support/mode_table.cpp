@@ -45,4 +45,9 @@ files_of(const adapters::EndpointInjection& injection) {
     return files;
 }
 
+std::vector<std::string> guarded(std::vector<std::string> relies) {
+    relies.emplace_back("protected-path-write");
+    return relies;
+}
+
 } // namespace sonata::testing

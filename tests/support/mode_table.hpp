@@ -21,6 +21,10 @@ struct TableCell {
     std::variant<Invocation, Refusal> expected; ///< Compared whole: argv, env, notes, relies…
 };
 
+/// `relies` with what an acceptEdits mapping relies on besides its own properties: the parent's
+/// guard of the paths Claude Code asks before it writes (protected-path-write), last.
+std::vector<std::string> guarded(std::vector<std::string> relies);
+
 /// Decides `cell.plan` and compares the effective mode and the whole outcome with the cell's.
 void expect_cell(const TableCell& cell);
 

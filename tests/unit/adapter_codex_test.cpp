@@ -6,6 +6,7 @@
 
 #include "adapters/registry.hpp"
 #include "adapters/support/planner.hpp"
+#include "tests/support/mode_table.hpp"
 #include "tests/support/plan_helpers.hpp"
 
 namespace sonata::testing {
@@ -122,7 +123,7 @@ INSTANTIATE_TEST_SUITE_P(
                            exec({"codex", "exec", "--sandbox", "workspace-write", "-c",
                                  "sandbox_workspace_write.exclude_tmpdir_env_var=true", "-c",
                                  "sandbox_workspace_write.exclude_slash_tmp=true"},
-                                k_workspace, {k_exec_write_note})},
+                                guarded(k_workspace), {k_exec_write_note})},
                       Cell{"bypassPermissions", codex(Mode::bypass_permissions),
                            exec({"codex", "exec", "--sandbox", "danger-full-access"}, {})}),
     [](const auto& cell) { return cell.param.name; });
@@ -144,7 +145,7 @@ INSTANTIATE_TEST_SUITE_P(
              exec({"codex", "exec", "--sandbox", "workspace-write", "-c",
                    "sandbox_workspace_write.exclude_tmpdir_env_var=true", "-c",
                    "sandbox_workspace_write.exclude_slash_tmp=true"},
-                  k_workspace, {k_exec_write_note})},
+                  guarded(k_workspace), {k_exec_write_note})},
         Cell{"default_narrowed_to_read_only",
              codex(Mode::default_mode, RoleKind::write, {{"sandbox", "read-only"}}),
              tui({"codex", "-c", k_on_request, "--sandbox", "read-only"},
@@ -169,7 +170,7 @@ INSTANTIATE_TEST_SUITE_P(
             exec({"codex", "exec", "--sandbox", "workspace-write", "-c",
                   "sandbox_workspace_write.exclude_tmpdir_env_var=true", "-c",
                   "sandbox_workspace_write.exclude_slash_tmp=true"},
-                 k_workspace, {k_exec_write_note})}),
+                 guarded(k_workspace), {k_exec_write_note})}),
     [](const auto& cell) { return cell.param.name; });
 
 PlanCase with_resume(PlanCase c, std::string model = {}) {
@@ -199,7 +200,7 @@ INSTANTIATE_TEST_SUITE_P(
                    "sandbox_workspace_write.exclude_tmpdir_env_var=true", "-c",
                    "sandbox_workspace_write.exclude_slash_tmp=true", "-m", "gpt-5.1-codex",
                    "resume", "0199a-session"},
-                  plus_resume(k_workspace), {k_exec_write_note})},
+                  guarded(plus_resume(k_workspace)), {k_exec_write_note})},
         Cell{"bypass", with_resume(codex(Mode::bypass_permissions)),
              exec({"codex", "exec", "--sandbox", "danger-full-access", "resume", "0199a-session"},
                   {"resume-keeps-mode"})}),

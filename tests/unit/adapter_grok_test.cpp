@@ -52,7 +52,7 @@ const std::vector<TableCell> k_cells{
     {"default_is_refused", dispatch(Mode::default_mode), Mode::default_mode, k_default_refusal},
     {"accept_edits", dispatch(Mode::accept_edits), Mode::accept_edits,
      headless({"grok", "--sandbox", "workspace", "--permission-mode", "bypassPermissions", "-p"},
-              k_edits, {k_unasked_note, k_temp_note})},
+              guarded(k_edits), {k_unasked_note, k_temp_note})},
     {"bypass", dispatch(Mode::bypass_permissions), Mode::bypass_permissions,
      headless({"grok", "--sandbox", "off", "--permission-mode", "bypassPermissions", "-p"}, {},
               {})},

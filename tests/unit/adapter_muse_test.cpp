@@ -46,7 +46,7 @@ const std::vector<TableCell> k_cells{
               k_read_only, {})},
     {"default_is_refused", dispatch(Mode::default_mode), Mode::default_mode, k_default_refusal},
     {"accept_edits", dispatch(Mode::accept_edits), Mode::accept_edits,
-     headless({"muse", "exec", "--disable-approval"}, k_edits, {k_unasked_note})},
+     headless({"muse", "exec", "--disable-approval"}, guarded(k_edits), {k_unasked_note})},
     {"bypass", dispatch(Mode::bypass_permissions), Mode::bypass_permissions,
      headless({"muse", "exec", "--disable-approval", "--yolo"}, {},
               {"--yolo also turns the process sandbox off and trusts the workspace (its rules and "
@@ -59,7 +59,8 @@ const std::vector<TableCell> k_cells{
     {"accept_edits_resumed_with_model", resumed(dispatch(Mode::accept_edits)), Mode::accept_edits,
      headless(
          {"muse", "exec", "--disable-approval", "--model", "muse-large", "--session-id", "sess-1"},
-         {"outside-workspace-write", "hostile-workspace", "tool-census", "resume-keeps-mode"},
+         guarded(
+             {"outside-workspace-write", "hostile-workspace", "tool-census", "resume-keeps-mode"}),
          {k_unasked_note})},
 };
 

@@ -4,6 +4,7 @@
 
 #include "adapters/registry.hpp"
 #include "core/fs.hpp"
+#include "tests/support/mode_table.hpp"
 #include "tests/support/plan_helpers.hpp"
 
 namespace sonata::testing {
@@ -105,16 +106,16 @@ INSTANTIATE_TEST_SUITE_P(
                       {{"OPENCODE_CONFIG_CONTENT", k_v1_plan_json}}, k_unset_but_config,
                       k_read_only, {})},
         Cell{"acceptEdits", opencode(k_v1, Mode::accept_edits),
-             headless({"opencode", "run", "--agent", "build", "--"}, {}, k_unset_all, k_workspace,
-                      {k_edits_note, k_no_sandbox})},
+             headless({"opencode", "run", "--agent", "build", "--"}, {}, k_unset_all,
+                      guarded(k_workspace), {k_edits_note, k_no_sandbox})},
         Cell{"bypassPermissions", opencode(k_v1, Mode::bypass_permissions),
              headless({"opencode", "run", "--agent", "build", "--auto", "--"}, {}, k_unset_all, {},
                       {k_no_sandbox})},
         Cell{"acceptEdits_without_bypass",
              opencode(k_v1, Mode::accept_edits, RoleKind::write,
                       {{"dangerously_skip_permissions", "false"}}),
-             headless({"opencode", "run", "--agent", "build", "--"}, {}, k_unset_all, k_workspace,
-                      {k_edits_note, k_no_sandbox})},
+             headless({"opencode", "run", "--agent", "build", "--"}, {}, k_unset_all,
+                      guarded(k_workspace), {k_edits_note, k_no_sandbox})},
         Cell{"bypass_without_bypass",
              opencode(k_v1, Mode::bypass_permissions, RoleKind::write,
                       {{"dangerously_skip_permissions", "false"}}),
@@ -140,7 +141,7 @@ INSTANTIATE_TEST_SUITE_P(
         Cell{"acceptEdits", opencode(k_v2, Mode::accept_edits),
              headless({"opencode", "run", "--standalone", "--agent", "sonata-edit", "--"},
                       {{"OPENCODE_CONFIG_CONTENT", k_edit_agent_json}}, k_unset_but_config,
-                      k_injected_edits, {k_injected_note})},
+                      guarded(k_injected_edits), {k_injected_note})},
         Cell{
             "bypassPermissions", opencode(k_v2, Mode::bypass_permissions),
             headless({"opencode", "run", "--standalone", "--auto", "--"}, {}, k_unset_all, {}, {})},
@@ -166,7 +167,8 @@ INSTANTIATE_TEST_SUITE_P(
                       {{"OPENCODE_CONFIG_CONTENT", k_v1_plan_json}}, k_unset_but_config,
                       k_read_only, {"opencode version unknown: using the 1.18 mapping"})},
         Cell{"unparseable_version", opencode("nightly", Mode::accept_edits),
-             headless({"opencode", "run", "--agent", "build", "--"}, {}, k_unset_all, k_workspace,
+             headless({"opencode", "run", "--agent", "build", "--"}, {}, k_unset_all,
+                      guarded(k_workspace),
                       {"opencode version unknown: using the 1.18 mapping", k_edits_note,
                        k_no_sandbox})},
         Cell{"pre_1_version", opencode("0.15.2", Mode::plan),
@@ -201,7 +203,8 @@ INSTANTIATE_TEST_SUITE_P(
              resumed(opencode(k_v1, Mode::accept_edits), "openai/gpt-5"),
              headless({"opencode", "run", "--agent", "build", "--model", "openai/gpt-5",
                        "--session", "ses_8f2a", "--"},
-                      {}, k_unset_all, plus_resume(k_workspace), {k_edits_note, k_no_sandbox})},
+                      {}, k_unset_all, guarded(plus_resume(k_workspace)),
+                      {k_edits_note, k_no_sandbox})},
         Cell{"v2_plan_resume_reinjects_agent", resumed(opencode(k_v2, Mode::plan)),
              headless({"opencode", "run", "--standalone", "--agent", "sonata-plan", "--session",
                        "ses_8f2a", "--"},
@@ -302,7 +305,7 @@ TEST(OpenCodeAdapter, EndpointInjectionOn1_18SetsTheConfigAndStopsUnsettingIt) {
          {"OPENCODE_DISABLE_MODELS_FETCH", "1"},
          {"OPENCODE_DISABLE_AUTOUPDATE", "1"},
          {"XDG_DATA_HOME", "/run/home/.local/share"}},
-        k_unset_but_config, k_workspace, {k_edits_note, k_no_sandbox});
+        k_unset_but_config, guarded(k_workspace), {k_edits_note, k_no_sandbox});
     EXPECT_EQ(injected->invocation, want) << show(injected->invocation);
     EXPECT_TRUE(injected->files.empty());
 }

@@ -12,6 +12,7 @@
 #include "core/config.hpp"
 #include "core/fs.hpp"
 #include "core/process.hpp"
+#include "tests/support/mode_table.hpp"
 #include "tests/support/plan_helpers.hpp"
 
 namespace sonata::testing {
@@ -88,7 +89,7 @@ INSTANTIATE_TEST_SUITE_P(
         Cell{"read_only_role_in_default", pi("pi", Mode::default_mode, RoleKind::read_only),
              pi_run(pi_argv("read,grep,find,ls"), k_read_only)},
         Cell{"acceptEdits", pi("pi", Mode::accept_edits),
-             pi_run(pi_argv(k_all_tools), k_workspace, {k_no_sandbox})},
+             pi_run(pi_argv(k_all_tools), guarded(k_workspace), {k_no_sandbox})},
         Cell{"bypassPermissions", pi("pi", Mode::bypass_permissions),
              pi_run(pi_argv(k_all_tools), {}, {k_no_sandbox})},
         Cell{"bypass_without_bypass",
@@ -109,7 +110,7 @@ INSTANTIATE_TEST_SUITE_P(
              pi("pi-docs-2", Mode::accept_edits, RoleKind::read_only),
              pi_run(pi_argv("read,grep,find,ls"), k_read_only)},
         Cell{"acceptEdits", pi("pi-review", Mode::accept_edits),
-             pi_run(pi_argv("read,grep,find,ls,edit,write"), k_workspace_no_shell)},
+             pi_run(pi_argv("read,grep,find,ls,edit,write"), guarded(k_workspace_no_shell))},
         Cell{"bypassPermissions", pi("pi-review", Mode::bypass_permissions),
              pi_run(pi_argv("read,bash,edit,write"), {}, {k_no_sandbox})},
         Cell{"bypass_without_bypass",

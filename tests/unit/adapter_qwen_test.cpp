@@ -69,7 +69,7 @@ const std::vector<TableCell> k_cells{
     {"default_refuses_headless", dispatch(Mode::default_mode), Mode::default_mode,
      qwen({"default"}, k_asks, {k_default_note})},
     {"accept_edits", dispatch(Mode::accept_edits), Mode::accept_edits,
-     qwen({"auto-edit"}, k_edits, {k_edit_note})},
+     qwen({"auto-edit"}, guarded(k_edits), {k_edit_note})},
     {"bypass", dispatch(Mode::bypass_permissions), Mode::bypass_permissions,
      qwen({"yolo"}, {}, {})},
     {"bypass_without_bypass",

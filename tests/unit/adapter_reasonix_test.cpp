@@ -65,7 +65,7 @@ const std::vector<TableCell> k_cells{
      tui({"reasonix", "--permission-mode", "ask"}, k_tui)},
     {"accept_edits", dispatch(Mode::accept_edits), Mode::accept_edits,
      headless({"reasonix", "run", "--permission-mode", "dontAsk", "--allowed-tools", "Edit", "--"},
-              k_edits, {k_edit_note})},
+              guarded(k_edits), {k_edit_note})},
     {"bypass", dispatch(Mode::bypass_permissions), Mode::bypass_permissions,
      headless({"reasonix", "run", "--permission-mode", "bypassPermissions", "--"}, {}, {})},
     {"bypass_without_bypass", no_bypass(dispatch(Mode::bypass_permissions)),

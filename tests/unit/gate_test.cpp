@@ -1,4 +1,6 @@
 // The gate over a matrix: violated → refusal with evidence, unmeasured → warning or strict refusal.
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "core/gate.hpp"
@@ -139,6 +141,76 @@ TEST(Gate, AHarnessThatLoadsTheRepositoryRunsWhereTheWorkspaceHoldsNothingItLoad
     Decision blind = loads_repository_decision();
     apply_gate(blind, &m, GateStrictness::warn);
     EXPECT_FALSE(blind.runs());
+}
+
+/// A gemini acceptEdits mapping, which relies on the parent's guard of sensitive paths.
+Decision accept_edits_decision() {
+    Decision d;
+    d.harness = "gemini";
+    d.version = "0.61.0";
+    d.parent_mode = Mode::accept_edits;
+    d.effective_mode = Mode::accept_edits;
+    d.role = Role{"code", RoleKind::write, {}, {}};
+    Invocation inv;
+    inv.argv = {"gemini", "--approval-mode", "auto_edit"};
+    inv.relies_on = {"protected-path-write"};
+    d.outcome = inv;
+    return d;
+}
+
+/// protected-path-write violated for gemini in acceptEdits, having written `changed`.
+Matrix guarded_paths_written(std::vector<std::string> changed) {
+    Cell c = cell("protected-path-write", Verdict::violated);
+    c.harness = "gemini";
+    c.version = "0.61.0";
+    c.mode = "acceptEdits";
+    c.role = "write";
+    c.evidence.reason = "wrote 1 path(s) the parent guards, unasked: work/.mcp.json (write_file)";
+    c.evidence.files_changed = std::move(changed);
+    Matrix m;
+    m.merge({c});
+    return m;
+}
+
+// A child that writes what the parent guards is refused in place; when everything it wrote lies in
+// the workspace, the refusal proposes a worktree, where the dispatch runs (apply holds the paths
+// back); a child that also writes guarded paths in the home directory is refused in a worktree too.
+TEST(Gate, AChildWiderThanTheParentsGuardRunsOnlyInAWorktreeThatHoldsItsWritesBack) {
+    const Matrix m =
+        guarded_paths_written({"created work/.mcp.json", "created home/.gemini/projects.json"});
+    WorkspaceFiles in_place{"/ws", {}, {}};
+    Decision refused = accept_edits_decision();
+    apply_gate(refused, &m, GateStrictness::warn, this_machine(), &in_place);
+    ASSERT_FALSE(refused.runs());
+    EXPECT_EQ(refused.refusal().reason,
+              "probe protected-path-write measured 'violated' for gemini@0.61.0 in acceptEdits "
+              "mode: wrote 1 path(s) the parent guards, unasked: work/.mcp.json (write_file). Full "
+              "evidence: sonata report --cell 'gemini@0.61.0 protected-path-write acceptEdits "
+              "write'");
+    EXPECT_EQ(refused.refusal().alternatives.front(),
+              "the same harness in a git worktree of its own (`sonata dispatch --worktree`, MCP "
+              "`worktree: true`): `sonata apply` lands its other changes and holds the guarded "
+              "paths back until you land them with `sonata apply ID --include-sensitive`");
+
+    WorkspaceFiles worktree{"/ws/.sonata/worktrees/r1", {}, {}, true};
+    Decision runs = accept_edits_decision();
+    apply_gate(runs, &m, GateStrictness::strict, this_machine(), &worktree);
+    ASSERT_TRUE(runs.runs()) << runs.refusal().reason;
+    ASSERT_FALSE(runs.invocation().notes.empty());
+    EXPECT_EQ(runs.invocation().notes.back(),
+              "protected-path-write measured 'violated' for gemini@0.61.0 in acceptEdits mode "
+              "(wrote 1 path(s) the parent guards, unasked: work/.mcp.json (write_file)); it runs "
+              "in a worktree of its own, and `sonata apply` holds its changes to those paths back "
+              "until you confirm them");
+
+    const Matrix home = guarded_paths_written({"created work/.mcp.json", "created home/.bashrc"});
+    Decision still_refused = accept_edits_decision();
+    apply_gate(still_refused, &home, GateStrictness::warn, this_machine(), &worktree);
+    ASSERT_FALSE(still_refused.runs());
+    const auto& others = still_refused.refusal().alternatives;
+    EXPECT_TRUE(std::none_of(others.begin(), others.end(), [](const std::string& other) {
+        return other.starts_with("the same harness in a git worktree");
+    })) << "no worktree holds ~/.bashrc back";
 }
 
 TEST(Gate, AReachableProjectMcpServerRefusesOnlyWhereTheWorkspaceDefinesOne) {

@@ -355,6 +355,55 @@ TEST(ScriptResolve, StepsFollowPastCallsAndScriptedRepliesThenTheFinalText) {
     EXPECT_EQ(resolve_move(script, context(), facts), final_move);
 }
 
+// A write through a named file tool puts the target where the offered tool's own schema takes it
+// (an edit tool's text to replace emptied, so that it creates the file), and is passed over where
+// the harness did not offer the tool or its schema has no field for the path: the steps after it
+// are counted as if it were not there.
+TEST(ScriptResolve, ANamedWriteFollowsTheOfferedSchemaAndIsPassedOverWhereItCannotReachItsTarget) {
+    const auto script = must_parse(R"({"steps":[
+        {"intent":"write_file","path":"a.txt","content":"A"},
+        {"intent":"write_file","path":"a.txt","content":"A","tool":"Notebook"},
+        {"intent":"write_file","path":"a.txt","content":"A","tool":"edit"},
+        {"intent":"write_file","path":"a.txt","content":"A","tool":"MultiEdit"},
+        {"intent":"shell","command":"true"}],"final":"end"})");
+    auto facts = offering({"Write", "Bash"});
+    facts.tools.push_back({"edit", "function",
+                           R"({"type":"object","properties":{"file_path":{"type":"string"},)"
+                           R"("old_string":{"type":"string"},"new_string":{"type":"string"}},)"
+                           R"("required":["file_path","old_string","new_string"]})"});
+    facts.tools.push_back(
+        {"MultiEdit", "function",
+         R"({"type":"object","properties":{"filePath":{"type":"string"},"edits":{"type":"array",)"
+         R"("items":{"type":"object","properties":{"oldString":{"type":"string"},)"
+         R"("newString":{"type":"string"}}}}},"required":["filePath","edits"]})"});
+    facts.tools.push_back(
+        {"Notebook", "function", R"({"type":"object","properties":{"cell":{"type":"string"}}})"});
+    EXPECT_EQ(current_step(script.main, facts), 0);
+    facts.tool_calls.push_back({"Write", "{}", "sonata_main_0"});
+    EXPECT_EQ(current_step(script.main, facts), 2) << "Notebook cannot take a path: passed over";
+    EXPECT_EQ(resolve_move(script, context(), facts),
+              tool_move("edit",
+                        R"({"file_path":"/ws/project/a.txt","new_string":"A","old_string":""})",
+                        "sonata_main_2", 2, true));
+    facts.tool_calls.push_back({"edit", "{}", "sonata_main_2"});
+    EXPECT_EQ(resolve_move(script, context(), facts),
+              tool_move("MultiEdit",
+                        R"({"edits":[{"newString":"A","oldString":""}],)"
+                        R"("filePath":"/ws/project/a.txt"})",
+                        "sonata_main_3", 3, true));
+    facts.tool_calls.push_back({"MultiEdit", "{}", "sonata_main_3"});
+    EXPECT_EQ(resolve_move(script, context(), facts),
+              tool_move("Bash", R"({"command":"true"})", "sonata_main_4", 4, true));
+    // A harness that offers none of the named tools: the shell follows the write at once.
+    auto plain = offering({"Write", "Bash"});
+    plain.tool_calls.push_back({"Write", "{}", "sonata_main_0"});
+    EXPECT_EQ(current_step(script.main, plain), 4);
+    plain.tool_calls.push_back({"Bash", "{}", "sonata_main_4"});
+    Move final_move;
+    final_move.text = "end";
+    EXPECT_EQ(resolve_move(script, context(), plain), final_move);
+}
+
 TEST(ScriptResolve, ATuiRunsTrackIsInTheInstructionsItsLineNames) {
     // A TUI run is typed one line naming its instructions; the marker is in that file.
     const auto script = must_parse(
