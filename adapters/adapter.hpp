@@ -119,6 +119,18 @@ public:
     /// here; a bad one is an Error, never silently ignored.
     virtual Result<Outcome> map(const PlanInput& input) const = 0;
 
+    /// The harness as the parent session runs it in `mode`, for the parent's own cells (the
+    /// reference a child is held to): the plain command a user starts, with none of sonata's
+    /// hardening, relying on the probes its cells measure. nullopt for a harness that is never
+    /// the parent (every one but Claude Code).
+    virtual std::optional<Invocation> parent_invocation(Mode mode, const std::string& executable,
+                                                        const HostFacts& host) const {
+        (void)mode;
+        (void)executable;
+        (void)host;
+        return std::nullopt;
+    }
+
     /// Files that invocations name and that must exist when they run (gemini's policy file), in
     /// `support_dir`. The planner writes them before it returns a decision that runs.
     virtual std::vector<FileToWrite> support_files(const std::string& support_dir) const {

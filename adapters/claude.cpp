@@ -9,6 +9,7 @@
 #include "adapters/support/project_files.hpp"
 #include "adapters/support/relies.hpp"
 #include "core/json_parse.hpp"
+#include "core/probe_ids.hpp"
 #include "core/text.hpp"
 
 namespace sonata::adapters {
@@ -125,6 +126,29 @@ public:
             inv.relies_on = relies::workspace_edits();
         }
         add_common(inv, in);
+        return inv;
+    }
+
+    std::optional<Invocation> parent_invocation(Mode mode, const std::string& executable,
+                                                const HostFacts& host) const override {
+        Invocation inv;
+        inv.argv = {executable, "-p", "--permission-mode", std::string(to_string(mode)),
+                    "--output-format=json"};
+        // As root, Claude Code starts in bypassPermissions only with IS_SANDBOX=1: the parent a
+        // root user runs in that mode has it.
+        if (mode == Mode::bypass_permissions && host.is_root) inv.env["IS_SANDBOX"] = "1";
+        inv.prompt = PromptChannel::argument;
+        inv.report = ReportSource::structured_stdout;
+        inv.relies_on = {std::string(probe_id::write_withheld),
+                         std::string(probe_id::shell_write_withheld),
+                         std::string(probe_id::rm_prompt),
+                         std::string(probe_id::outside_workspace_write),
+                         std::string(probe_id::delegation_escape),
+                         std::string(probe_id::self_promotion),
+                         std::string(probe_id::hostile_workspace),
+                         std::string(probe_id::mcp_reachability),
+                         std::string(probe_id::protected_path_write)};
+        inv.notes.push_back("the parent as a user runs it: no hardening of sonata's");
         return inv;
     }
 

@@ -43,6 +43,10 @@ struct Evidence {
     bool operator==(const Evidence&) const = default;
 };
 
+/// The role key of the parent's own cells (Claude Code measured as a user runs it, the reference a
+/// child is held to), beside "read-only" and "write", the roles of the mappings sonata runs.
+inline constexpr std::string_view k_parent_role = "parent";
+
 /// One measured cell.
 struct Cell {
     std::string harness; ///< Harness id.

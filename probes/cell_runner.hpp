@@ -26,6 +26,9 @@ struct CellJob {
     const Probe* probe = nullptr;
     std::vector<std::string>
         extra_args; ///< The configured `args`, planned as `sonata plan` plans them.
+    /// Measures the parent (Adapter::parent_invocation in `mode`) instead of a mapping of sonata's;
+    /// its cell's role is k_parent_role.
+    bool parent = false;
     /// Applied to the planned invocation before it runs; empty in every real probe run. Tests use
     /// it to prove that a check or a hardening matters: add what the planner refuses, or strip
     /// what it adds, and see the probe turn `violated`.

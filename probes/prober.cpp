@@ -40,6 +40,40 @@ std::string utc_now() {
     return buffer;
 }
 
+/// One cell of `harness` for `probe` in `mode`: a mapping of sonata's, or the parent's own.
+CellJob cell_job(const ProbeTargetHarness& harness, Mode mode, RoleKind role, const Probe& probe,
+                 bool parent) {
+    return CellJob{.adapter = harness.adapter,
+                   .harness_id = harness.id,
+                   .executable = harness.path,
+                   .path_first = harness.path_first,
+                   .version = harness.version,
+                   .mode = mode,
+                   .role = role,
+                   .probe = &probe,
+                   .extra_args = parent ? std::vector<std::string>{} : harness.extra_args,
+                   .parent = parent,
+                   .rewrite = {}};
+}
+
+/// The parent's own cells, where `harness` is the parent (Claude Code): in every mode, the probes
+/// its plain invocation names.
+void add_parent_cells(const ProbeTargetHarness& harness, const std::vector<std::string>& only,
+                      std::vector<CellJob>& jobs) {
+    for (const auto& [mode, role] : k_cells) {
+        const auto parent =
+            harness.adapter->parent_invocation(mode, harness.path, adapters::detect_host());
+        if (!parent) return;
+        for (const auto& probe : all_probes()) {
+            const auto& relied = parent->relies_on;
+            if (!wanted(only, probe->id()) ||
+                std::find(relied.begin(), relied.end(), probe->id()) == relied.end())
+                continue;
+            jobs.push_back(cell_job(harness, mode, role, *probe, true));
+        }
+    }
+}
+
 } // namespace
 
 Result<std::vector<CellJob>> plan_cells(const ProbeTargetHarness& harness,
@@ -63,18 +97,10 @@ Result<std::vector<CellJob>> plan_cells(const ProbeTargetHarness& harness,
             const bool relied = std::find(inv.relies_on.begin(), inv.relies_on.end(),
                                           probe->id()) != inv.relies_on.end();
             if (!wanted(only, probe->id()) || !(relied || probe->always_run(inv, mode))) continue;
-            jobs.push_back(CellJob{.adapter = harness.adapter,
-                                   .harness_id = harness.id,
-                                   .executable = harness.path,
-                                   .path_first = harness.path_first,
-                                   .version = harness.version,
-                                   .mode = mode,
-                                   .role = role,
-                                   .probe = probe.get(),
-                                   .extra_args = harness.extra_args,
-                                   .rewrite = {}});
+            jobs.push_back(cell_job(harness, mode, role, *probe, false));
         }
     }
+    add_parent_cells(harness, only, jobs);
     return jobs;
 }
 

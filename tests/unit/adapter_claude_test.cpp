@@ -131,6 +131,40 @@ TEST(QwenAdapterProjectFiles, McpInProjectSettingsAndSessionFromChats) {
     EXPECT_EQ(adapter.hostile_files("/w", "/o/canary").size(), 1U);
 }
 
+// The parent's own cells run Claude Code as a user starts it: its mode and nothing of sonata's
+// hardening (no setting sources, no tool lists), relying on the probes a child is held to; as
+// root, bypassPermissions with IS_SANDBOX=1, as a root user's parent has it. No other harness is
+// ever the parent.
+TEST(ClaudeAdapter, ThePlainParentIsMeasuredInEveryMode) {
+    const auto& adapter = **adapters::find_adapter("claude");
+    const Strings probes{"write-withheld",          "shell-write-withheld", "rm-prompt",
+                         "outside-workspace-write", "delegation-escape",    "self-promotion",
+                         "hostile-workspace",       "mcp-reachability",     "protected-path-write"};
+    for (const Mode mode : {Mode::plan, Mode::default_mode, Mode::accept_edits}) {
+        const auto parent = adapter.parent_invocation(mode, "/bin/claude", {});
+        ASSERT_TRUE(parent);
+        Invocation want;
+        want.argv = {"/bin/claude", "-p", "--permission-mode", std::string(to_string(mode)),
+                     "--output-format=json"};
+        want.prompt = PromptChannel::argument;
+        want.report = ReportSource::structured_stdout;
+        want.relies_on = probes;
+        want.notes = {"the parent as a user runs it: no hardening of sonata's"};
+        EXPECT_EQ(*parent, want) << to_string(mode);
+    }
+    adapters::HostFacts root;
+    root.is_root = true;
+    const auto bypass = adapter.parent_invocation(Mode::bypass_permissions, "/bin/claude", root);
+    ASSERT_TRUE(bypass);
+    EXPECT_EQ(bypass->env, (std::map<std::string, std::string>{{"IS_SANDBOX", "1"}}));
+    EXPECT_FALSE(adapter.parent_invocation(Mode::bypass_permissions, "/bin/claude", {})
+                     ->env.count("IS_SANDBOX"));
+    for (const auto& other : adapters::all_adapters()) {
+        if (other->id() == "claude") continue;
+        EXPECT_FALSE(other->parent_invocation(Mode::accept_edits, "/bin/x", {})) << other->id();
+    }
+}
+
 } // namespace
 } // namespace sonata::testing
 
