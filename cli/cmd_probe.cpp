@@ -266,13 +266,14 @@ private:
     std::thread m_thread;
 };
 
-/// Every cell the run probes: the harnesses' cells for the chosen probes (all when none is named).
+/// Every cell the run probes of the mappings sonata runs: the harnesses' cells for the chosen
+/// probes (all when none is named), and the probes the parent guards in each mode.
 Result<std::vector<probes::CellJob>>
 plan_jobs(const std::vector<probes::ProbeTargetHarness>& harnesses, const ProbeArgs& args,
-          const Config& config) {
+          const Config& config, const ParentGuards& guards) {
     std::vector<probes::CellJob> jobs;
     for (const auto& h : harnesses) {
-        auto cells = probes::plan_cells(h, args.probes);
+        auto cells = probes::plan_cells(h, args.probes, guards);
         if (!cells && cells.error().code == ExitCode::config) {
             return fail(ExitCode::config, config.where("harnesses." + h.id + ".args") +
                                               "'harnesses." + h.id +
@@ -282,6 +283,34 @@ plan_jobs(const std::vector<probes::ProbeTargetHarness>& harnesses, const ProbeA
         jobs.insert(jobs.end(), cells->begin(), cells->end());
     }
     return jobs;
+}
+
+/// The parent's own cells among the harnesses probed (Claude Code's, when it is one of them).
+std::vector<probes::CellJob>
+plan_parent_jobs(const std::vector<probes::ProbeTargetHarness>& harnesses, const ProbeArgs& args) {
+    std::vector<probes::CellJob> jobs;
+    for (const auto& h : harnesses) {
+        auto cells = probes::plan_parent_cells(h, args.probes);
+        jobs.insert(jobs.end(), cells.begin(), cells.end());
+    }
+    return jobs;
+}
+
+/// What the parent guards, per mode: from the parent's cells this run measured when it measured
+/// any, else from the matrix the run merges into (a matrix that cannot be read guards nothing
+/// here; saving into it reports it).
+ParentGuards guards_for_children(const std::vector<probes::CellOutcome>& parent_outcomes,
+                                 const ProbeArgs& args, const Context& context) {
+    if (!parent_outcomes.empty()) return parent_guards(probes::matrix_from(parent_outcomes));
+    const std::string path = !args.matrix.empty() ? args.matrix
+                             : machine_dir(context.env).empty()
+                                 ? std::string()
+                                 : default_matrix_path(machine_dir(context.env));
+    std::error_code ec;
+    if (path.empty() || !fs::exists(path, ec)) return {};
+    auto existing = load_matrix(path);
+    if (!existing) return {};
+    return parent_guards(*existing, existing->machines().empty() ? std::string() : this_machine());
 }
 
 /// A scratch directory under $TMPDIR (else /tmp), removed with everything in it when it goes.
@@ -349,13 +378,43 @@ Result<int> finish(const std::vector<probes::CellOutcome>& outcomes, const Probe
     return 0;
 }
 
+/// The cells of one run: the parent's, then the children's.
+struct ProbePlan {
+    std::vector<probes::CellJob> parent;
+    std::vector<probes::CellJob> children;
+};
+
+/// Runs the parent's cells first, then the children's, planned again (`replan`) on what the
+/// parent's cells measured; stops between them when interrupted. The outcomes, in that order.
+Result<std::vector<probes::CellOutcome>>
+run_plan(ProbePlan& plan,
+         const std::function<
+             Result<std::vector<probes::CellJob>>(const std::vector<probes::CellOutcome>&)>& replan,
+         const probes::CellSettings& settings, unsigned jobs_n, const InterruptWatch& interrupt) {
+    std::vector<probes::CellOutcome> outcomes;
+    if (!plan.parent.empty()) {
+        std::cerr << "sonata: the parent first, " << plan.parent.size() << " cell(s), " << jobs_n
+                  << " at a time\n";
+        outcomes = probes::run_cells(plan.parent, settings, jobs_n, progress_printer());
+        if (interrupt.interrupted()) return outcomes;
+        auto children = replan(outcomes);
+        SONATA_TRY(children);
+        plan.children = std::move(*children);
+    }
+    std::cerr << "sonata: " << plan.children.size() << " cell(s), " << jobs_n << " at a time\n";
+    auto children = probes::run_cells(plan.children, settings, jobs_n, progress_printer());
+    outcomes.insert(outcomes.end(), std::make_move_iterator(children.begin()),
+                    std::make_move_iterator(children.end()));
+    return outcomes;
+}
+
 Result<int> run_probe(const ProbeArgs& args, const Context& context) {
     auto config = context.config();
     SONATA_TRY(config);
     SONATA_TRY(check_before_probing(args, context));
     auto harnesses = targets(args, *config, context);
     SONATA_TRY(harnesses);
-    auto jobs = plan_jobs(*harnesses, args, *config);
+    auto jobs = plan_jobs(*harnesses, args, *config, guards_for_children({}, args, context));
     SONATA_TRY(jobs);
     auto base = ScratchBase::make(context.env);
     SONATA_TRY(base);
@@ -373,17 +432,22 @@ Result<int> run_probe(const ProbeArgs& args, const Context& context) {
                                                          : config->probe_timeout,
                                         interrupt.flag(),
                                         args.capture};
-    std::cerr << "sonata: " << harnesses->size() << " harness(es), " << jobs->size() << " cell(s), "
-              << args.jobs << " at a time\n";
     const auto started = std::chrono::steady_clock::now();
-    auto outcomes = probes::run_cells(*jobs, settings, args.jobs, progress_printer());
+    const auto replan = [&](const std::vector<probes::CellOutcome>& parent_outcomes) {
+        return plan_jobs(*harnesses, args, *config,
+                         guards_for_children(parent_outcomes, args, context));
+    };
+    ProbePlan plan{plan_parent_jobs(*harnesses, args), std::move(*jobs)};
+    auto outcomes = run_plan(plan, replan, settings, args.jobs, interrupt);
+    SONATA_TRY(outcomes);
     if (interrupt.interrupted()) {
-        print_summary(outcomes);
-        std::cerr << "sonata: interrupted after " << outcomes.size() << " of " << jobs->size()
+        print_summary(*outcomes);
+        std::cerr << "sonata: interrupted after " << outcomes->size() << " of "
+                  << plan.parent.size() + plan.children.size()
                   << " cell(s); no matrix written, nothing left running\n";
         return 130;
     }
-    return finish(outcomes, args, context, std::chrono::steady_clock::now() - started);
+    return finish(*outcomes, args, context, std::chrono::steady_clock::now() - started);
 }
 
 } // namespace

@@ -78,7 +78,7 @@ Result<int> run_diff(const ReportArgs& args, const Context& context) {
         reports::render_diff_markdown(changes, args.matrices.at(0), args.matrices.at(1));
     SONATA_TRY(emit(text, args.out));
     SONATA_TRY(append_step_summary(context, text));
-    return to_int(reports::any_weaker(changes) ? ExitCode::weakened : ExitCode::ok);
+    return to_int(reports::any_to_review(changes) ? ExitCode::weakened : ExitCode::ok);
 }
 
 Result<int> run_cell(const ReportArgs& args, const Context& context) {

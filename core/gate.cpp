@@ -128,6 +128,7 @@ struct GateScope {
     std::string mode;
     std::string role;
     std::string machine;
+    std::optional<ParentReference> parent; ///< The parent's cells in `mode`, when measured.
 };
 
 /// The refusal of a matrix that merges machines without this one; nullopt when it is fine.
@@ -162,7 +163,11 @@ bool wrote_home_guard(const Cell& cell) {
 
 GateCheck check_probe(const Decision& decision, const std::string& probe, const GateScope& scope,
                       std::vector<std::string>& unmeasured) {
-    GateCheck check{probe, std::nullopt, {}};
+    GateCheck check{probe, std::nullopt, {}, false, {}};
+    if (scope.parent && scope.parent->guards(probe)) {
+        check.parent = scope.parent->label() + " measured '" +
+                       std::string(to_string(scope.parent->cell(probe)->verdict)) + "'";
+    }
     const Cell* cell = scope.matrix != nullptr && !decision.version.empty()
                            ? scope.matrix->find(decision.harness, decision.version, probe,
                                                 scope.mode, scope.role, scope.machine)
@@ -176,9 +181,11 @@ GateCheck check_probe(const Decision& decision, const std::string& probe, const 
     if (check.verdict && (holds(*check.verdict) || *check.verdict == Verdict::violated))
         return check;
     const bool said = cell != nullptr && !cell->evidence.reason.empty();
-    unmeasured.push_back(said ? probe + " (" + std::string(to_string(cell->verdict)) + ": " +
-                                    clipped(cell->evidence.reason, 200) + ")"
-                              : probe);
+    std::string what = said ? probe + " (" + std::string(to_string(cell->verdict)) + ": " +
+                                  clipped(cell->evidence.reason, 200) + ")"
+                            : probe;
+    if (!check.parent.empty()) what += " (the parent guards it: " + check.parent + ")";
+    unmeasured.push_back(std::move(what));
     return check;
 }
 
@@ -214,6 +221,11 @@ Refusal refusal_for(const Decision& decision, const GateCheck& check, const Gate
         reason += check.evidence;
     }
     reason += ". Full evidence: sonata report --cell '" + key + "'";
+    if (!check.parent.empty()) {
+        reason += ". Wider than the parent: " + check.parent + " in " + scope.mode +
+                  " mode (sonata report --cell '" + scope.parent->label() + " " + check.probe +
+                  " " + scope.mode + " " + std::string(k_parent_role) + "')";
+    }
     auto others = alternatives(decision, *scope.matrix, scope.machine);
     if (check.probe == probe_id::protected_path_write && check.workspace_only) {
         others.insert(
@@ -237,6 +249,27 @@ std::string empty_workspace_note(const Decision& decision, const GateCheck& chec
            " in " + scope.mode + " mode (" + decision.harness +
            " loads what a repository holds); this workspace holds none of " +
            join(workspace.looked_for, ", ") + ", so it runs; sonata refuses while one is there";
+}
+
+/// The probes a mapping is held to: what it relies on, then what the parent guards in the same
+/// mode and the mapping does not name (a parent that starts guarding something new holds every
+/// child to it).
+std::vector<std::string> held_to(const std::vector<std::string>& relies_on,
+                                 const GateScope& scope) {
+    std::vector<std::string> probes = relies_on;
+    if (!scope.parent) return probes;
+    for (auto& probe : scope.parent->guarded()) {
+        if (std::find(probes.begin(), probes.end(), probe) == probes.end())
+            probes.push_back(std::move(probe));
+    }
+    return probes;
+}
+
+/// The note of a matrix that holds no cell of the parent in this mode.
+std::string fixed_expectations_note(const GateScope& scope) {
+    return "the matrix holds no cell of the parent in " + scope.mode +
+           " mode: gated on sonata's fixed expectations for it; `sonata probe --harness claude` "
+           "measures the parent";
 }
 
 /// Unmeasured relied-on probes: a refusal under gate = "strict", else a warning.
@@ -268,13 +301,15 @@ std::vector<GateCheck> apply_gate(Decision& decision, const Matrix* matrix,
         return checks;
     }
     const bool merged = matrix != nullptr && !matrix->machines().empty();
-    const GateScope scope{matrix, std::string(to_string(decision.effective_mode)),
-                          matrix_role(decision.effective_mode, decision.role.kind),
-                          merged ? machine : std::string()};
+    GateScope scope{matrix, std::string(to_string(decision.effective_mode)),
+                    matrix_role(decision.effective_mode, decision.role.kind),
+                    merged ? machine : std::string(), std::nullopt};
+    if (matrix != nullptr) scope.parent = parent_reference(*matrix, scope.mode, scope.machine);
     std::vector<std::string> unmeasured;
-    for (const auto& probe : decision.invocation().relies_on)
+    for (const auto& probe : held_to(decision.invocation().relies_on, scope))
         checks.push_back(check_probe(decision, probe, scope, unmeasured));
     std::vector<std::string> notes;
+    if (matrix != nullptr && !scope.parent) notes.push_back(fixed_expectations_note(scope));
     for (const auto& check : checks) {
         if (!check.verdict || holds(*check.verdict) || *check.verdict == Verdict::inconclusive)
             continue;

@@ -10,6 +10,7 @@
 #include "core/config.hpp"
 #include "core/decision.hpp"
 #include "core/matrix.hpp"
+#include "core/parent_reference.hpp"
 
 namespace sonata {
 
@@ -21,6 +22,9 @@ struct GateCheck {
     /// protected-path-write: every guarded path the cell wrote lies in the workspace (none in the
     /// home directory), so a worktree, whose guarded paths apply holds back, contains it.
     bool workspace_only = false;
+    /// The parent's cell for this probe in the same mode, when the parent guards it there
+    /// ("claude@2.1.332 measured 'enforced'"); empty when no parent cell guards it.
+    std::string parent;
 };
 
 /// What the dispatch's workspace holds of what the harness would load from a repository (the
@@ -49,7 +53,10 @@ std::string matrix_role(Mode effective, RoleKind role);
 /// the workspace runs with a note in a worktree (apply holds those paths back), and its refusal
 /// elsewhere proposes the worktree. A refusal states the cell's reason and the call that did
 /// it, points to `sonata report --cell KEY`, and names the narrower modes and the other harnesses
-/// whose cells in the matrix hold.
+/// whose cells in the matrix hold. The parent's own cells (role "parent") in the same mode are the
+/// reference: every probe the parent guards there is checked as if the mapping relied on it, and a
+/// refusal names the parent's cell; without parent cells the fixed expectations stand, and a note
+/// says so.
 std::vector<GateCheck> apply_gate(Decision& decision, const Matrix* matrix,
                                   GateStrictness strictness,
                                   const std::string& machine = this_machine(),

@@ -18,11 +18,11 @@ enum class ExitCode : int {
     refused = 4, ///< `plan` decided to refuse: running would be more permissive than the parent.
     not_installed = 5, ///< The harness asked for is not installed (or its version cannot be read).
     bad_data = 6,      ///< A matrix, session or settings file is corrupt or unreadable.
-    weakened = 7,      ///< `report --diff` found a cell that got weaker.
-    run_failed = 8,    ///< `dispatch`/`wait`: the run failed, timed out, was cancelled or lost.
-    run_paused = 9,    ///< `dispatch`/`wait`: the run waits on an approval (`sonata approve`).
-    run_stalled = 10,  ///< `dispatch`/`wait`: the harness printed nothing for the stall limit.
-    run_pending = 11,  ///< `dispatch`/`wait`: the window passed with the run still going.
+    weakened = 7,   ///< `report --diff` found a cell that got weaker, or the parent guarding more.
+    run_failed = 8, ///< `dispatch`/`wait`: the run failed, timed out, was cancelled or lost.
+    run_paused = 9, ///< `dispatch`/`wait`: the run waits on an approval (`sonata approve`).
+    run_stalled = 10, ///< `dispatch`/`wait`: the harness printed nothing for the stall limit.
+    run_pending = 11, ///< `dispatch`/`wait`: the window passed with the run still going.
 };
 
 /// An error that sonata reports to the user: what went wrong and which exit code it earns.

@@ -56,28 +56,11 @@ CellJob cell_job(const ProbeTargetHarness& harness, Mode mode, RoleKind role, co
                    .rewrite = {}};
 }
 
-/// The parent's own cells, where `harness` is the parent (Claude Code): in every mode, the probes
-/// its plain invocation names.
-void add_parent_cells(const ProbeTargetHarness& harness, const std::vector<std::string>& only,
-                      std::vector<CellJob>& jobs) {
-    for (const auto& [mode, role] : k_cells) {
-        const auto parent =
-            harness.adapter->parent_invocation(mode, harness.path, adapters::detect_host());
-        if (!parent) return;
-        for (const auto& probe : all_probes()) {
-            const auto& relied = parent->relies_on;
-            if (!wanted(only, probe->id()) ||
-                std::find(relied.begin(), relied.end(), probe->id()) == relied.end())
-                continue;
-            jobs.push_back(cell_job(harness, mode, role, *probe, true));
-        }
-    }
-}
-
 } // namespace
 
 Result<std::vector<CellJob>> plan_cells(const ProbeTargetHarness& harness,
-                                        const std::vector<std::string>& only) {
+                                        const std::vector<std::string>& only,
+                                        const ParentGuards& guards) {
     std::vector<CellJob> jobs;
     for (const auto& [mode, role] : k_cells) {
         adapters::PlanRequest request;
@@ -96,11 +79,33 @@ Result<std::vector<CellJob>> plan_cells(const ProbeTargetHarness& harness,
         for (const auto& probe : all_probes()) {
             const bool relied = std::find(inv.relies_on.begin(), inv.relies_on.end(),
                                           probe->id()) != inv.relies_on.end();
-            if (!wanted(only, probe->id()) || !(relied || probe->always_run(inv, mode))) continue;
+            const auto guarded = guards.find(mode);
+            const bool guarded_by_parent =
+                guarded != guards.end() && guarded->second.count(std::string(probe->id())) != 0;
+            if (!wanted(only, probe->id()) ||
+                !(relied || guarded_by_parent || probe->always_run(inv, mode)))
+                continue;
             jobs.push_back(cell_job(harness, mode, role, *probe, false));
         }
     }
-    add_parent_cells(harness, only, jobs);
+    return jobs;
+}
+
+std::vector<CellJob> plan_parent_cells(const ProbeTargetHarness& harness,
+                                       const std::vector<std::string>& only) {
+    std::vector<CellJob> jobs;
+    for (const auto& [mode, role] : k_cells) {
+        const auto parent =
+            harness.adapter->parent_invocation(mode, harness.path, adapters::detect_host());
+        if (!parent) return jobs;
+        for (const auto& probe : all_probes()) {
+            const auto& relied = parent->relies_on;
+            if (!wanted(only, probe->id()) ||
+                std::find(relied.begin(), relied.end(), probe->id()) == relied.end())
+                continue;
+            jobs.push_back(cell_job(harness, mode, role, *probe, true));
+        }
+    }
     return jobs;
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/matrix.hpp"
+#include "core/parent_reference.hpp"
 #include "probes/cell_runner.hpp"
 
 namespace sonata::probes {
@@ -22,10 +23,18 @@ struct ProbeTargetHarness {
 };
 
 /// The cells sonata uses for one harness: for each (mode, role) whose mapping runs, every probe the
-/// mapping relies on plus the informational probes. `only` (probe ids) narrows it when non-empty.
-/// A planning error (configured args the planner refuses) is returned, never skipped.
+/// mapping relies on, every probe `guards` says the parent guards in that mode, and the
+/// informational probes. `only` (probe ids) narrows it when non-empty. A planning error
+/// (configured args the planner refuses) is returned, never skipped.
 Result<std::vector<CellJob>> plan_cells(const ProbeTargetHarness& harness,
-                                        const std::vector<std::string>& only);
+                                        const std::vector<std::string>& only,
+                                        const ParentGuards& guards = {});
+
+/// The parent's own cells, where `harness` is the parent (Claude Code): in every mode, the probes
+/// its plain invocation relies on (role k_parent_role). Empty for every other harness. They run
+/// before the children's, whose cells follow what they measure.
+std::vector<CellJob> plan_parent_cells(const ProbeTargetHarness& harness,
+                                       const std::vector<std::string>& only);
 
 /// Progress of a run: called after each cell, from worker threads (serialised by the prober).
 using CellProgress =

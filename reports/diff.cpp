@@ -27,7 +27,7 @@ void classify(const Cell& before, const Cell& after, std::vector<CellChange>& ou
     if (weakening(before.verdict, after.verdict) > 0)
         kind = ChangeKind::weaker;
     else if (weakening(after.verdict, before.verdict) > 0)
-        kind = ChangeKind::stronger;
+        kind = after.role == k_parent_role ? ChangeKind::parent_guards : ChangeKind::stronger;
     out.push_back({kind, before, after});
 }
 
@@ -52,8 +52,11 @@ void pair_sides(Sides& sides, std::vector<CellChange>& out) {
         const bool held = c->verdict == Verdict::enforced || c->verdict == Verdict::asked;
         out.push_back({held ? ChangeKind::weaker : ChangeKind::removed, *c, std::nullopt});
     }
-    for (const Cell* c : sides.after)
-        out.push_back({ChangeKind::added, std::nullopt, *c});
+    for (const Cell* c : sides.after) {
+        const bool guards = c->role == k_parent_role &&
+                            (c->verdict == Verdict::enforced || c->verdict == Verdict::asked);
+        out.push_back({guards ? ChangeKind::parent_guards : ChangeKind::added, std::nullopt, *c});
+    }
 }
 
 const Cell& either(const CellChange& change) {
@@ -75,10 +78,11 @@ std::string version_text(const CellChange& change) {
 
 std::string summary_line(const std::vector<CellChange>& changes) {
     std::string line;
-    for (ChangeKind kind : {ChangeKind::weaker, ChangeKind::stronger, ChangeKind::changed,
-                            ChangeKind::added, ChangeKind::removed}) {
+    for (ChangeKind kind : {ChangeKind::weaker, ChangeKind::parent_guards, ChangeKind::stronger,
+                            ChangeKind::changed, ChangeKind::added, ChangeKind::removed}) {
         const auto n = std::count_if(changes.begin(), changes.end(),
                                      [&](const CellChange& c) { return c.kind == kind; });
+        if (n == 0 && kind == ChangeKind::parent_guards) continue; // only a matrix with a parent
         if (!line.empty()) line += ", ";
         line += std::to_string(n) + " " + std::string(to_string(kind));
     }
@@ -90,6 +94,7 @@ std::string summary_line(const std::vector<CellChange>& changes) {
 std::string_view to_string(ChangeKind kind) {
     switch (kind) {
     case ChangeKind::weaker: return "weaker";
+    case ChangeKind::parent_guards: return "the parent guards";
     case ChangeKind::stronger: return "stronger";
     case ChangeKind::changed: return "changed";
     case ChangeKind::added: return "new";
@@ -121,6 +126,23 @@ bool any_weaker(const std::vector<CellChange>& changes) {
                        [](const CellChange& c) { return c.kind == ChangeKind::weaker; });
 }
 
+bool any_to_review(const std::vector<CellChange>& changes) {
+    return std::any_of(changes.begin(), changes.end(), [](const CellChange& c) {
+        return c.kind == ChangeKind::weaker || c.kind == ChangeKind::parent_guards;
+    });
+}
+
+namespace {
+
+/// The mark a change to review carries in the table.
+std::string_view review_mark(ChangeKind kind) {
+    if (kind == ChangeKind::weaker) return "🔻 ";
+    if (kind == ChangeKind::parent_guards) return "🔶 ";
+    return "";
+}
+
+} // namespace
+
 std::string render_diff_markdown(const std::vector<CellChange>& changes,
                                  const std::string& before_label, const std::string& after_label) {
     std::string out = "## sonata capability matrix: changes\n\n";
@@ -137,7 +159,7 @@ std::string render_diff_markdown(const std::vector<CellChange>& changes,
     out += md_table_row(header) + md_table_rule(header.size());
     for (const auto& change : changes) {
         const Cell& cell = either(change);
-        std::vector<std::string> row{std::string(change.kind == ChangeKind::weaker ? "🔻 " : "") +
+        std::vector<std::string> row{std::string(review_mark(change.kind)) +
                                          std::string(to_string(change.kind)),
                                      md_escape(cell.harness),
                                      md_escape(version_text(change)),

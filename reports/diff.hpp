@@ -17,6 +17,10 @@ enum class ChangeKind {
     /// weakening(before, after) > 0: enforced → violated, asked → inconclusive…; also an enforced
     /// or asked cell that is no longer measured (`after` empty).
     weaker,
+    /// A parent's cell (role k_parent_role) that starts holding, or a new one that holds: the
+    /// parent guards something new, and every child that does not is now wider than it. To
+    /// review, like weaker.
+    parent_guards,
     stronger, ///< The reverse: the new verdict is the old one strengthened.
     changed,  ///< Different, but neither weaker nor stronger (inconclusive → error…).
     added,    ///< Measured now, not before.
@@ -34,13 +38,17 @@ struct CellChange {
     bool operator==(const CellChange&) const = default;
 };
 
-/// The changed cells, weaker first, then stronger, changed, added, removed; each group by key.
-/// Cells pair by harness, probe, mode, role and machine: the same version first, and otherwise when
-/// exactly one version is left on each side (an upgrade). Unchanged verdicts are left out.
+/// The changed cells, weaker first, then what the parent newly guards, stronger, changed, added,
+/// removed; each group by key. Cells pair by harness, probe, mode, role and machine: the same
+/// version first, and otherwise when exactly one version is left on each side (an upgrade).
+/// Unchanged verdicts are left out.
 std::vector<CellChange> diff_matrices(const Matrix& before, const Matrix& after);
 
 /// True when some change is ChangeKind::weaker.
 bool any_weaker(const std::vector<CellChange>& changes);
+
+/// True when some change needs a review: weaker, or the parent guarding something new.
+bool any_to_review(const std::vector<CellChange>& changes);
 
 /// The changes as Markdown: a summary line and a table with each cell's evidence summary.
 std::string render_diff_markdown(const std::vector<CellChange>& changes,

@@ -103,6 +103,9 @@ protected:
                                       out};
         for (const auto& p : only)
             args.insert(args.end(), {"--probe", p});
+        // The parent measured is the reference every child is also measured on (what it guards
+        // in each mode): claude's expected matrix holds its cells, read and never written here.
+        if (pin.id != "claude") args.insert(args.end(), {"--matrix", expected_path("claude")});
         Environment env = testing::hermetic_env(m_dir);
         env["PATH"] = env_or("PATH", "/usr/bin:/bin");
         // The machine's harness cache, as a user's HOME has it: a harness that unpacks its own
@@ -203,17 +206,25 @@ std::string pin_name(const ::testing::TestParamInfo<Pin>& param) { return param.
 
 INSTANTIATE_TEST_SUITE_P(Pinned, RealHarness, ::testing::ValuesIn(pins()), pin_name);
 
-// With the expected matrix as this machine's, every mapping `sonata plan` would run stands on
-// cells that are enforced (or asked, or explained as not applicable), and everything else is a
-// refusal that says why. Needs no harness installed: it reads the committed matrix.
+// With the expected matrix as this machine's (the pin's cells and the parent's, claude's), every
+// mapping `sonata plan` would run stands on cells that are enforced (or asked, or explained as not
+// applicable) for every probe the gate checked, what the mapping relies on and what the parent
+// guards in that mode, and everything else is a refusal that says why. Needs no harness
+// installed: it reads the committed matrices.
 class ExpectedMatrix : public ::testing::TestWithParam<Pin> {};
 
 TEST_P(ExpectedMatrix, EveryMappingSonataRunsStandsOnEnforcedCells) {
     const Pin& pin = GetParam();
-    const std::string expected_file = expected_path(pin.id);
-    auto expected = load_matrix(expected_file);
+    auto expected = load_matrix(expected_path(pin.id));
     ASSERT_TRUE(expected) << expected.error().message;
+    auto parent = load_matrix(expected_path("claude"));
+    ASSERT_TRUE(parent) << parent.error().message;
+    for (const auto& c : parent->cells) {
+        if (c.role == k_parent_role) expected->merge({c});
+    }
     testing::ScratchDir dir;
+    const std::string expected_file = dir.path() + "/with-parent.json";
+    ASSERT_TRUE(save_matrix(*expected, expected_file));
     const Environment env = testing::hermetic_env(dir);
     const std::vector<std::pair<std::string, std::string>> cells{{"plan", "read-only"},
                                                                  {"default", "write"},
@@ -230,7 +241,9 @@ TEST_P(ExpectedMatrix, EveryMappingSonataRunsStandsOnEnforcedCells) {
             EXPECT_FALSE(doc.at("reason").get<std::string>().empty()) << pin.id << " " << mode;
             continue;
         }
-        for (const auto& property : doc.at("relies_on")) {
+        ASSERT_EQ(doc.at("notes").dump().find("no cell of the parent"), std::string::npos)
+            << pin.id << " " << mode << ": the parent's cells were not the reference";
+        for (const auto& [property, verdict] : doc.at("gate").at("probes").items()) {
             const Cell* cell = expected->find(pin.id, pin.version, property, mode,
                                               mode == "plan" ? "read-only" : role);
             ASSERT_NE(cell, nullptr) << pin.id << " " << mode << ": sonata runs it, but "
@@ -241,7 +254,7 @@ TEST_P(ExpectedMatrix, EveryMappingSonataRunsStandsOnEnforcedCells) {
             const bool loads_nothing_here =
                 (property == "hostile-workspace" || property == "mcp-reachability") &&
                 cell->verdict == Verdict::violated &&
-                doc.at("notes").dump().find(property.get<std::string>() + " measured 'violated'") !=
+                doc.at("notes").dump().find(property + " measured 'violated'") !=
                     std::string::npos &&
                 doc.at("notes").dump().find("this workspace holds none of") != std::string::npos;
             const bool holds =

@@ -311,6 +311,48 @@ TEST_F(ProberFixture, ConfiguredArgsReachTheProbedInvocationAsTheyReachPlan) {
     }
 }
 
+// What the parent guards in a mode, every child is measured on there, though its mapping never
+// named it: a parent that starts guarding rm in acceptEdits has grok's acceptEdits measured on
+// rm-prompt (grok runs it unasked), and the gate then refuses grok naming the parent's cell.
+// Without the parent's cell, that cell is never measured.
+TEST_F(ProberFixture, WhatTheParentGuardsEveryChildIsMeasuredOnAndHeldTo) {
+    const Persona grok{"fake-grok", "grok", "acceptEdits", ""};
+    EXPECT_EQ(find_cell(probe(grok, {"--probe", "rm-prompt"}), "rm-prompt", "acceptEdits"),
+              nullptr);
+
+    Matrix reference;
+    Cell parent;
+    parent.harness = "claude";
+    parent.version = "9.9.9";
+    parent.probe = "rm-prompt";
+    parent.mode = "acceptEdits";
+    parent.role = std::string(k_parent_role);
+    parent.verdict = Verdict::asked;
+    reference.merge({parent});
+    const std::string file = (m_root / "parent.json").string();
+    ASSERT_TRUE(save_matrix(reference, file));
+    const Matrix m = probe(grok, {"--probe", "rm-prompt", "--matrix", file});
+    const Cell* cell = find_cell(m, "rm-prompt", "acceptEdits");
+    ASSERT_NE(cell, nullptr) << "the child was not measured on what the parent guards";
+    EXPECT_EQ(cell->verdict, Verdict::violated) << cell->evidence.reason;
+
+    reference.merge(m.cells);
+    ASSERT_TRUE(save_matrix(reference, file));
+    ProcessRequest request;
+    request.argv = {
+        SONATA_BIN, "plan",  "--harness",         "grok",        "--mode",   "acceptEdits",
+        "--role",   "write", "--harness-version", cell->version, "--matrix", file};
+    request.env = {{"PATH", "/usr/bin:/bin"}, {"HOME", (m_root / "home").string()}};
+    request.cwd = m_root.string();
+    auto result = make_system_runner()->run(request);
+    ASSERT_TRUE(result);
+    EXPECT_EQ(result->exit_code, 4) << result->out << result->err;
+    EXPECT_NE(
+        (result->out + result->err).find("Wider than the parent: claude@9.9.9 measured 'asked'"),
+        std::string::npos)
+        << result->out << result->err;
+}
+
 TEST_F(ProberFixture, HangingHarnessIsKilledAndInconclusive) {
     const Matrix m = probe({"liar-hang", "grok", "plan", ""}, {"--probe", "write-withheld"}, "3");
     ASSERT_EQ(m.cells.size(), 1U);

@@ -168,6 +168,43 @@ TEST(ReportDiff, ACellThatHeldAndIsNoLongerMeasuredIsWeaker) {
     EXPECT_TRUE(any_weaker(changes));
 }
 
+// A parent that starts guarding something, or is measured guarding something new, is a change to
+// review: every child that does not guard it is wider than the parent now. The same change in a
+// child's cell is only stronger.
+TEST(ReportDiff, AParentThatStartsGuardingSomethingIsAChangeToReview) {
+    Cell parent = cell("2.1.332", Verdict::violated);
+    parent.harness = "claude";
+    parent.role = std::string(k_parent_role);
+    Matrix before;
+    before.cells = {parent};
+    Matrix after;
+    parent.version = "2.1.400";
+    parent.verdict = Verdict::enforced;
+    Cell fresh = parent;
+    fresh.probe = "rm-prompt";
+    fresh.verdict = Verdict::asked;
+    after.cells = {parent, fresh};
+    const auto changes = diff_matrices(before, after);
+    const std::vector<std::string> expected{
+        "the parent guards: - => claude@2.1.400 rm-prompt plan parent = asked",
+        "the parent guards: claude@2.1.332 write-withheld plan parent = violated => "
+        "claude@2.1.400 write-withheld plan parent = enforced",
+    };
+    EXPECT_EQ(describe(changes), expected);
+    EXPECT_FALSE(any_weaker(changes));
+    EXPECT_TRUE(any_to_review(changes));
+    EXPECT_NE(render_diff_markdown(changes, "a", "b")
+                  .find("0 weaker, 2 the parent guards, 0 "
+                        "stronger"),
+              std::string::npos);
+
+    Matrix child_before;
+    child_before.cells = {cell("0.40.0", Verdict::violated)};
+    Matrix child_after;
+    child_after.cells = {cell("0.40.0", Verdict::enforced)};
+    EXPECT_FALSE(any_to_review(diff_matrices(child_before, child_after)));
+}
+
 TEST(ReportDiff, MarkdownSaysNothingChangedWhenNothingDid) {
     EXPECT_EQ(
         render_diff_markdown({}, "old.json", "new.json"),
