@@ -16,6 +16,7 @@
 #include "adapters/support/detect.hpp"
 #include "adapters/support/pipeline.hpp"
 #include "cli/app.hpp"
+#include "cli/claude_settings.hpp"
 #include "cli/init_support.hpp"
 #include "cli/mcp_client_record.hpp"
 #include "core/config.hpp"
@@ -47,65 +48,6 @@ struct Check {
     std::string fix = {};
 };
 
-/// A Claude Code JSON file's content: null when it is missing; an error saying why (file first)
-/// when it cannot be read, is not JSON, nests too deep or is not an object.
-Result<ordered_json> read_json(const std::string& path) {
-    std::error_code ec;
-    if (!fs::exists(path, ec) && !ec) return nullptr;
-    auto text = read_file_bounded(path, 16U << 20U);
-    SONATA_TRY(text);
-    auto doc = parse_ordered_json(*text, {.comments = JsonComments::ignored});
-    if (!doc) {
-        return fail(ExitCode::bad_data, path + ": " +
-                                            (doc.error().fault == JsonFault::too_deep
-                                                 ? doc.error().message
-                                                 : "not valid JSON (" + doc.error().message + ")"));
-    }
-    if (!doc->is_object()) return fail(ExitCode::bad_data, path + ": not a JSON object");
-    return std::move(*doc);
-}
-
-/// object[key], or nullptr when `object` is not an object or has no `key`.
-const ordered_json* member(const ordered_json& object, const char* key) {
-    if (!object.is_object()) return nullptr;
-    const auto found = object.find(key);
-    return found == object.end() ? nullptr : &*found;
-}
-
-/// Why Claude Code could not take hooks from `settings`; empty when their shape is right.
-std::string hooks_problem(const ordered_json& settings) {
-    const ordered_json* hooks = member(settings, "hooks");
-    if (hooks == nullptr) return {};
-    if (!hooks->is_object()) return "'hooks' is not an object";
-    const ordered_json* pre = member(*hooks, "PreToolUse");
-    if (pre != nullptr && !pre->is_array()) return "'hooks.PreToolUse' is not an array";
-    return {};
-}
-
-bool has_sonata_hook(const ordered_json& settings) {
-    const ordered_json* hooks = member(settings, "hooks");
-    const ordered_json* pre = hooks == nullptr ? nullptr : member(*hooks, "PreToolUse");
-    if (pre == nullptr || !pre->is_array()) return false;
-    for (const auto& group : *pre) {
-        const ordered_json* entries = member(group, "hooks");
-        if (entries == nullptr || !entries->is_array()) continue;
-        for (const auto& hook : *entries) {
-            const ordered_json* command = member(hook, "command");
-            if (command != nullptr && command->is_string() &&
-                is_sonata_hook_command(command->get<std::string>())) {
-                return true;
-            }
-        }
-    }
-    return false;
-}
-
-bool has_sonata_server(const ordered_json& doc) {
-    const ordered_json* servers = member(doc, "mcpServers");
-    const ordered_json* sonata = servers == nullptr ? nullptr : member(*servers, "sonata");
-    return sonata != nullptr && is_sonata_mcp_server(*sonata);
-}
-
 struct Doctor {
     const Context& context;
     std::string home;
@@ -120,9 +62,9 @@ struct Doctor {
              "fix or move " + path});
     }
 
-    /// read_json's document; null, and the file marked, when it cannot be used.
+    /// read_claude_json's document; null, and the file marked, when it cannot be used.
     ordered_json read(const std::string& path) {
-        auto doc = read_json(path);
+        auto doc = read_claude_json(path);
         if (doc) return std::move(*doc);
         skip(path, doc.error().message);
         return nullptr;
@@ -145,7 +87,7 @@ struct Doctor {
         if (!home.empty()) files.push_back(home + "/.claude/settings.json");
         for (const auto& file : files) {
             const ordered_json settings = read(file);
-            if (const auto problem = hooks_problem(settings); !problem.empty()) {
+            if (const auto problem = hooks_shape_problem(settings); !problem.empty()) {
                 skip(file, file + ": " + problem);
                 continue;
             }

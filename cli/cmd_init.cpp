@@ -10,12 +10,12 @@
 #include <functional>
 #include <iostream>
 #include <memory>
-#include <sstream>
 
 #include <CLI/CLI.hpp>
 #include <sys/stat.h>
 
 #include "cli/app.hpp"
+#include "cli/init_created_list.hpp"
 #include "cli/init_support.hpp"
 #include "cli/plugin_source.hpp"
 #include "core/config.hpp"
@@ -153,42 +153,6 @@ Result<void> settings_steps(const InitArgs& args, const std::string& path, Plan&
     return {};
 }
 
-/// Where init lists each project .mcp.json it created, one absolute path a line: --remove deletes
-/// only those, so a file the project had before init keeps what taking sonata's server out leaves.
-/// Empty without a machine config dir (init then deletes no .mcp.json).
-std::string created_list(const Context& context) {
-    const auto dir = machine_dir(context.env);
-    return dir.empty() ? std::string() : dir + "/init-created";
-}
-
-std::vector<std::string> listed_files(const std::string& list) {
-    std::vector<std::string> files;
-    if (list.empty()) return files;
-    auto text = read_file_bounded(list, k_max_settings);
-    if (!text) return files; // none yet
-    std::istringstream lines(*text);
-    for (std::string line; std::getline(lines, line);)
-        if (!line.empty()) files.push_back(line);
-    return files;
-}
-
-bool is_listed(const std::string& list, const std::string& file) {
-    const auto files = listed_files(list);
-    return std::find(files.begin(), files.end(), file) != files.end();
-}
-
-/// Adds `file` to the list when init `created` it, else takes it out.
-Result<void> set_listed(const std::string& list, const std::string& file, bool created) {
-    if (list.empty() || (!created && !is_listed(list, file))) return {};
-    auto files = listed_files(list);
-    std::erase(files, file);
-    if (created) files.push_back(file);
-    std::string text;
-    for (const auto& f : files)
-        text += f + "\n";
-    return write_file_atomic(list, text, WriteOptions{.mode = 0600});
-}
-
 /// Registers (or takes out) `sonata mcp` as Claude Code's MCP server "sonata": the project's
 /// .mcp.json, or in global scope ~/.claude.json (Claude Code's user scope).
 Result<void> mcp_steps(const InitArgs& args, const Context& context, Plan& plan) {
@@ -217,7 +181,7 @@ Result<void> mcp_steps(const InitArgs& args, const Context& context, Plan& plan)
     }
     const std::string target = *path;
     const std::string new_text = edit->text;
-    const std::string list = args.scope == "project" ? created_list(context) : std::string();
+    const std::string list = args.scope == "project" ? created_list(context.env) : std::string();
     // A .mcp.json init created and that holds nothing else goes with sonata's server.
     if (args.remove && is_listed(list, target) &&
         new_text.find_first_not_of("{} \n") == std::string::npos) {

@@ -1,5 +1,6 @@
 // `sonata probe`: detect the installed harnesses, run the probe cells, print progress and a
-// summary, write the capability matrix. Exit 0 whenever probing worked, whatever the verdicts.
+// summary, write the capability matrix. Exit 0 whenever probing worked, whatever the verdicts; 1
+// when a harness's version could not be read (its cells are not probed, the others are).
 #include <pthread.h>
 #include <unistd.h>
 
@@ -19,8 +20,9 @@
 #include "adapters/registry.hpp"
 #include "adapters/support/detect.hpp"
 #include "cli/app.hpp"
+#include "cli/probe_output.hpp"
+#include "cli/probe_run_support.hpp"
 #include "core/fs.hpp"
-#include "core/proc_stat.hpp"
 #include "core/text.hpp"
 #include "probes/prober.hpp"
 #include "probes/workspace.hpp"
@@ -73,8 +75,22 @@ std::vector<std::string> default_ids(const Config& config) {
     return ids;
 }
 
-Result<std::vector<probes::ProbeTargetHarness>> targets(const ProbeArgs& args, const Config& config,
-                                                        const Context& context) {
+/// The harnesses a run probes, and those it cannot: installed, but whose version could not be read
+/// (each with why). A cell keyed by no version vouches for nothing, so those are not probed.
+struct ProbeTargets {
+    std::vector<probes::ProbeTargetHarness> harnesses;
+    std::vector<std::string> unversioned;
+};
+
+/// What a harness whose version could not be read is told: which, why, and what to check.
+std::string unversioned_error(const std::string& id, const adapters::HarnessStatus& status) {
+    return id + ": its version could not be read (" + status.note +
+           "), so none of its cells were probed: a cell keyed by no version vouches for nothing "
+           "(check `" +
+           status.path + " --version`, or raise [timeouts] version_seconds in sonata.toml)";
+}
+
+Result<ProbeTargets> targets(const ProbeArgs& args, const Config& config, const Context& context) {
     auto bins = parse_bins(args.bins);
     SONATA_TRY(bins);
     std::vector<std::string> ids = args.harnesses;
@@ -82,7 +98,7 @@ Result<std::vector<probes::ProbeTargetHarness>> targets(const ProbeArgs& args, c
     for (const auto& [id, path] : *bins) {
         if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
     }
-    std::vector<probes::ProbeTargetHarness> out;
+    ProbeTargets out;
     auto runner = make_system_runner();
     for (const auto& id : ids) {
         auto adapter = adapters::find_adapter(id);
@@ -94,79 +110,18 @@ Result<std::vector<probes::ProbeTargetHarness>> targets(const ProbeArgs& args, c
             std::cerr << "sonata: skip " << id << ": " << status.note << '\n';
             continue;
         }
-        if (status.version.empty())
-            std::cerr << "sonata: " << id << ": " << status.note
-                      << "; probing it as version \"\"\n";
+        if (status.version.empty()) {
+            out.unversioned.push_back(unversioned_error(id, status));
+            std::cerr << "sonata: " << out.unversioned.back() << '\n';
+            continue;
+        }
         const auto* configured = config.harness(id);
-        out.push_back({*adapter, id, status.path, status.version,
-                       configured != nullptr ? configured->args : std::vector<std::string>{},
-                       status.path_first});
+        out.harnesses.push_back(
+            {*adapter, id, status.path, status.version,
+             configured != nullptr ? configured->args : std::vector<std::string>{},
+             status.path_first});
     }
     return out;
-}
-
-void print_summary(const std::vector<probes::CellOutcome>& outcomes) {
-    std::cout << fmt::format("\n{:<22} {:<24} {:<18} {:<10} {}\n", "harness", "probe", "mode",
-                             "role", "verdict");
-    for (const auto& o : outcomes) {
-        const Cell& c = o.cell;
-        std::cout << fmt::format("{:<22} {:<24} {:<18} {:<10} {}\n", c.harness + "@" + c.version,
-                                 c.probe, c.mode, c.role, to_string(c.verdict));
-    }
-}
-
-double ms(std::chrono::microseconds t) { return static_cast<double>(t.count()) / 1000.0; }
-
-double median(std::vector<double> values) {
-    if (values.empty()) return 0;
-    std::sort(values.begin(), values.end());
-    const std::size_t mid = values.size() / 2;
-    return values.size() % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
-}
-
-/// --timings FILE: one TSV row per cell (milliseconds), and per harness on stderr the harness's own
-/// time against sonata's overhead (setup, model server, observing, teardown).
-Result<void> write_timings(const std::vector<probes::CellOutcome>& outcomes,
-                           const std::string& path, std::chrono::steady_clock::duration wall) {
-    std::string tsv = "harness\tversion\tprobe\tmode\trole\tverdict\tsetup_ms\tserver_ms\tharness_"
-                      "ms\tobserve_ms\t"
-                      "teardown_ms\toverhead_ms\n";
-    struct Sum {
-        std::size_t cells = 0;
-        double harness = 0;
-        std::vector<double> overheads;
-    };
-    std::map<std::string, Sum> sums;
-    std::vector<double> all_overheads;
-    for (const auto& o : outcomes) {
-        const auto& t = o.timing;
-        const double overhead = ms(t.setup) + ms(t.server) + ms(t.observe) + ms(t.teardown);
-        tsv +=
-            fmt::format("{}\t{}\t{}\t{}\t{}\t{}\t{:.1f}\t{:.1f}\t{:.1f}\t{:.1f}\t{:.1f}\t{:.1f}\n",
-                        o.cell.harness, o.cell.version, o.cell.probe, o.cell.mode, o.cell.role,
-                        to_string(o.cell.verdict), ms(t.setup), ms(t.server), ms(t.harness),
-                        ms(t.observe), ms(t.teardown), overhead);
-        Sum& sum = sums[o.cell.harness];
-        ++sum.cells;
-        sum.harness += ms(t.harness);
-        sum.overheads.push_back(overhead);
-        all_overheads.push_back(overhead);
-    }
-    if (auto written = write_file_atomic(path, tsv, WriteOptions{}); !written) return written;
-    std::cerr << fmt::format(
-        "\nsonata: wall {:.1f} s for {} cell(s); sonata's overhead per cell: median {:.1f} ms\n",
-        std::chrono::duration<double>(wall).count(), outcomes.size(), median(all_overheads));
-    for (const auto& [harness, sum] : sums) {
-        double overhead = 0;
-        for (const double o : sum.overheads)
-            overhead += o;
-        std::cerr << fmt::format("  {:<10} {:>3} cell(s)  harness {:>7.1f} s  sonata {:>6.2f} s  "
-                                 "(median {:.1f} ms/cell)\n",
-                                 harness, sum.cells, sum.harness / 1000.0, overhead / 1000.0,
-                                 median(sum.overheads));
-    }
-    std::cerr << "sonata: timings written to " << path << '\n';
-    return {};
 }
 
 Result<void> save_matrices(const Matrix& run, const ProbeArgs& args, const Context& context) {
@@ -197,74 +152,6 @@ Result<void> save_matrices(const Matrix& run, const ProbeArgs& args, const Conte
     std::cerr << "sonata: matrix written to " << path << '\n';
     return {};
 }
-
-/// Turns SIGINT, SIGTERM and SIGHUP into a cancel flag while it lives: running harnesses are
-/// killed, their scratch worlds removed, and sonata exits 130 instead of leaving them behind. A
-/// second signal exits at once. Blocks the signals in the calling thread, so it must exist before
-/// any other thread is started (threads inherit the mask; children get a clean one).
-class InterruptWatch {
-public:
-    InterruptWatch() {
-        sigemptyset(&m_signals);
-        for (const int sig : {SIGINT, SIGTERM, SIGHUP})
-            sigaddset(&m_signals, sig);
-        ::pthread_sigmask(SIG_BLOCK, &m_signals, &m_previous);
-        m_thread = std::thread([this] { watch(); });
-    }
-    ~InterruptWatch() {
-        m_done = true;
-        m_thread.join();
-        ::pthread_sigmask(SIG_SETMASK, &m_previous, nullptr);
-    }
-    InterruptWatch(const InterruptWatch&) = delete;
-    InterruptWatch& operator=(const InterruptWatch&) = delete;
-
-    const std::atomic<bool>* flag() const { return &m_cancel; }
-    bool interrupted() const { return m_cancel.load(); }
-
-private:
-    void watch() {
-        const timespec poll{0, 200'000'000};
-        while (!m_done) {
-            siginfo_t info{};
-            if (::sigtimedwait(&m_signals, &info, &poll) < 0) continue;
-            if (info.si_pid > 0 && descends_from_us(info.si_pid)) {
-                // A harness under probe (or a helper it left behind, which sonata adopted as the
-                // subreaper) must not be able to end the run by signalling its parent.
-                std::cerr << fmt::format(
-                    "\nsonata: ignored {} from pid {}, a process sonata started\n",
-                    ::sigabbrev_np(info.si_signo) != nullptr ? ::sigabbrev_np(info.si_signo) : "?",
-                    info.si_pid);
-                continue;
-            }
-            if (m_cancel.exchange(true)) std::_Exit(130);
-            std::cerr << fmt::format(
-                "\nsonata: interrupted by {} from pid {}: stopping the running cells "
-                "(again to quit now)\n",
-                ::sigabbrev_np(info.si_signo) != nullptr ? ::sigabbrev_np(info.si_signo) : "?",
-                info.si_pid);
-        }
-    }
-
-    /// Whether `pid`'s chain of parents reaches sonata (an orphan sonata adopted counts).
-    static bool descends_from_us(pid_t pid) {
-        const pid_t self = ::getpid();
-        for (int depth = 0; depth < 64 && pid > 1; ++depth) {
-            const auto fields = proc_stat_fields(pid);
-            if (!fields || fields->size() < 2) return false;
-            const pid_t parent = static_cast<pid_t>(std::stol((*fields)[1])); // field 4
-            if (parent == self) return true;
-            pid = parent;
-        }
-        return false;
-    }
-
-    sigset_t m_signals{};
-    sigset_t m_previous{};
-    std::atomic<bool> m_cancel{false};
-    std::atomic<bool> m_done{false};
-    std::thread m_thread;
-};
 
 /// Every cell the run probes of the mappings sonata runs: the harnesses' cells for the chosen
 /// probes (all when none is named), and the probes the parent guards in each mode.
@@ -311,44 +198,6 @@ ParentGuards guards_for_children(const std::vector<probes::CellOutcome>& parent_
     auto existing = load_matrix(path);
     if (!existing) return {};
     return parent_guards(*existing, existing->machines().empty() ? std::string() : this_machine());
-}
-
-/// A scratch directory under $TMPDIR (else /tmp), removed with everything in it when it goes.
-class ScratchBase {
-public:
-    static Result<std::unique_ptr<ScratchBase>> make(const Environment& env) {
-        const auto tmp = env.count("TMPDIR") ? env.at("TMPDIR") : std::string("/tmp");
-        std::string dir = tmp + "/sonata-probe-XXXXXX";
-        if (::mkdtemp(dir.data()) == nullptr)
-            return fail(ExitCode::failure, "cannot create a scratch directory under " + tmp);
-        return std::unique_ptr<ScratchBase>(new ScratchBase(dir));
-    }
-    ScratchBase(const ScratchBase&) = delete;
-    ScratchBase& operator=(const ScratchBase&) = delete;
-    ~ScratchBase() {
-        std::error_code ec;
-        fs::remove_all(m_dir, ec);
-    }
-    const std::string& dir() const { return m_dir; }
-
-private:
-    explicit ScratchBase(std::string dir) : m_dir(std::move(dir)) {}
-    std::string m_dir;
-};
-
-/// One line per finished cell on stderr; on a terminal, each line replaces the one before.
-probes::CellProgress progress_printer() {
-    const bool tty = ::isatty(STDERR_FILENO) != 0;
-    return [tty](const probes::CellOutcome& o, std::size_t done, std::size_t total) {
-        const Cell& c = o.cell;
-        const std::string line =
-            fmt::format("[{}/{}] {}@{} {} {} {}: {}", done, total, c.harness, c.version, c.probe,
-                        c.mode, c.role, to_string(c.verdict));
-        if (tty)
-            std::cerr << "\r\033[K" << line << (done == total ? "\n" : "") << std::flush;
-        else
-            std::cerr << line << '\n';
-    };
 }
 
 /// The checks that need nothing run: where the matrix goes, and that every named probe exists.
@@ -412,8 +261,13 @@ Result<int> run_probe(const ProbeArgs& args, const Context& context) {
     auto config = context.config();
     SONATA_TRY(config);
     SONATA_TRY(check_before_probing(args, context));
-    auto harnesses = targets(args, *config, context);
-    SONATA_TRY(harnesses);
+    auto found = targets(args, *config, context);
+    SONATA_TRY(found);
+    const auto unversioned = [&] {
+        return fail(ExitCode::failure, join(found->unversioned, "; "));
+    };
+    if (found->harnesses.empty() && !found->unversioned.empty()) return unversioned();
+    const auto* harnesses = &found->harnesses;
     auto jobs = plan_jobs(*harnesses, args, *config, guards_for_children({}, args, context));
     SONATA_TRY(jobs);
     auto base = ScratchBase::make(context.env);
@@ -447,7 +301,10 @@ Result<int> run_probe(const ProbeArgs& args, const Context& context) {
                   << " cell(s); no matrix written, nothing left running\n";
         return 130;
     }
-    return finish(*outcomes, args, context, std::chrono::steady_clock::now() - started);
+    auto code = finish(*outcomes, args, context, std::chrono::steady_clock::now() - started);
+    SONATA_TRY(code);
+    if (!found->unversioned.empty()) return unversioned();
+    return code;
 }
 
 } // namespace

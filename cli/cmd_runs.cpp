@@ -272,9 +272,8 @@ CLI::App* add_run_command(CLI::App& app, Action& action, const char* name, const
     return cmd;
 }
 
-} // namespace
-
-void add_runs(CLI::App& app, Action& action) {
+/// status, wait, log, approve, attach, cancel: following one run and answering it.
+void add_follow_commands(CLI::App& app, Action& action) {
     auto status = std::make_shared<RunArgs>();
     add_run_command(app, action, "status", "Where a run stands (default: the newest)", run_status,
                     status, false)
@@ -299,6 +298,10 @@ void add_runs(CLI::App& app, Action& action) {
                     run_attach, std::make_shared<RunArgs>(), true);
     add_run_command(app, action, "cancel", "Stop a run: kill its harness, keep everything it wrote",
                     run_cancel, std::make_shared<RunArgs>(), true);
+}
+
+/// diff, apply, discard: a worktree run's changes.
+void add_worktree_commands(CLI::App& app, Action& action) {
     auto diff = std::make_shared<RunArgs>();
     add_run_command(app, action, "diff", "A worktree run's changes (`--worktree`), as git diff",
                     run_diff, diff, true)
@@ -315,6 +318,10 @@ void add_runs(CLI::App& app, Action& action) {
     add_run_command(app, action, "discard",
                     "Remove a finished worktree run's worktree and its branch", run_discard,
                     std::make_shared<RunArgs>(), true);
+}
+
+/// runs, gc, and the hidden supervise: every run here.
+void add_housekeeping_commands(CLI::App& app, Action& action) {
     auto runs = std::make_shared<RunArgs>();
     auto* r = app.add_subcommand("runs", "Every run here, newest first");
     r->add_flag("--json", runs->json, "Print the receipts");
@@ -340,6 +347,14 @@ void add_runs(CLI::App& app, Action& action) {
             return dispatch::supervise(*dir, *runner);
         };
     });
+}
+
+} // namespace
+
+void add_runs(CLI::App& app, Action& action) {
+    add_follow_commands(app, action);
+    add_worktree_commands(app, action);
+    add_housekeeping_commands(app, action);
 }
 
 } // namespace sonata::cli

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/claude_settings.hpp"
 #include "core/fs.hpp"
 #include "core/json_parse.hpp"
 #include "core/text.hpp"
@@ -149,29 +150,9 @@ Result<ordered_json> parse_settings(const std::optional<std::string>& text,
     if (!doc.is_object())
         return fail(ExitCode::bad_data,
                     source + ": not a JSON object (the file was left untouched)");
-    if (doc.contains("hooks") && !doc["hooks"].is_object()) {
-        return fail(ExitCode::bad_data,
-                    source + ": 'hooks' is not an object (the file was left untouched)");
-    }
-    if (doc.contains("hooks") && doc["hooks"].contains("PreToolUse") &&
-        !doc["hooks"]["PreToolUse"].is_array()) {
-        return fail(ExitCode::bad_data,
-                    source + ": 'hooks.PreToolUse' is not an array (the file was left untouched)");
-    }
+    if (const auto problem = hooks_shape_problem(doc); !problem.empty())
+        return fail(ExitCode::bad_data, source + ": " + problem + " (the file was left untouched)");
     return doc;
-}
-
-/// The command of a hook entry of type "command"; nullopt for anything else, whatever the types
-/// of its fields (a settings file is the user's, and may hold anything).
-std::optional<std::string> command_of(const ordered_json& entry) {
-    if (!entry.is_object()) return std::nullopt;
-    const auto type = entry.find("type");
-    const auto command = entry.find("command");
-    if (type == entry.end() || *type != "command" || command == entry.end() ||
-        !command->is_string()) {
-        return std::nullopt;
-    }
-    return command->get<std::string>();
 }
 
 bool is_command_hook(const ordered_json& entry, std::string_view command) {

@@ -257,7 +257,8 @@ Located locate_for_plan(const Adapter& adapter, const std::string& harness,
         out.not_installed = status.cannot_run;
         out.warnings.push_back(status.cannot_run);
     } else if (status.version.empty()) {
-        out.warnings.push_back(harness + ": " + status.note);
+        out.warnings.push_back(harness + ": its version could not be read (" + status.note +
+                               "): the matrix has no cell to gate it on");
     }
     return out;
 }

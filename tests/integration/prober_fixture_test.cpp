@@ -353,6 +353,49 @@ TEST_F(ProberFixture, WhatTheParentGuardsEveryChildIsMeasuredOnAndHeldTo) {
         << result->out << result->err;
 }
 
+// A harness whose version cannot be read is an error for its cells, said once with why, never a
+// key: none of its cells is probed, the other harnesses' are, and the run exits 1.
+TEST_F(ProberFixture, AHarnessWhoseVersionCannotBeReadIsAnErrorNeverAKey) {
+    const fs::path mute = m_root / "mute-muse";
+    {
+        std::ofstream script(mute);
+        script << "#!/bin/sh\necho 'no version here'\n";
+    }
+    fs::permissions(mute, fs::perms::owner_all);
+    ProcessRequest request;
+    request.argv = {SONATA_BIN,
+                    "probe",
+                    "--bin",
+                    "grok=" + bin("fake-grok"),
+                    "--bin",
+                    "muse=" + mute.string(),
+                    "--probe",
+                    "write-withheld",
+                    "--no-save",
+                    "--out",
+                    (m_root / "out.json").string()};
+    request.env = {{"PATH", "/usr/bin:/bin"},
+                   {"HOME", (m_root / "home").string()},
+                   {"XDG_CONFIG_HOME", (m_root / "home/.config").string()},
+                   {"TMPDIR", (m_root / "tmp").string()}};
+    request.cwd = m_root.string();
+    request.timeout = std::chrono::minutes(2);
+    auto result = make_system_runner()->run(request);
+    ASSERT_TRUE(result);
+    EXPECT_EQ(result->exit_code, 1) << result->err;
+    EXPECT_NE(result->err.find("muse: its version could not be read (version output not "
+                               "recognised), so none of its cells were probed"),
+              std::string::npos)
+        << result->err;
+    auto m = load_matrix((m_root / "out.json").string());
+    ASSERT_TRUE(m) << result->err;
+    ASSERT_FALSE(m->cells.empty());
+    for (const auto& cell : m->cells) {
+        EXPECT_EQ(cell.harness, "grok") << cell.key();
+        EXPECT_FALSE(cell.version.empty()) << cell.key();
+    }
+}
+
 TEST_F(ProberFixture, HangingHarnessIsKilledAndInconclusive) {
     const Matrix m = probe({"liar-hang", "grok", "plan", ""}, {"--probe", "write-withheld"}, "3");
     ASSERT_EQ(m.cells.size(), 1U);
