@@ -84,6 +84,15 @@ struct McpSetup {
     std::string call_args_json = {};
 };
 
+/// A line `sonata doctor` shows about one harness's own setup on this machine, beyond its version.
+struct SetupNote {
+    enum class Level { ok, warning };
+    std::string name; ///< "codex config".
+    Level level = Level::ok;
+    std::string detail;
+    std::string fix = {}; ///< The command or setting that fixes a warning.
+};
+
 class Adapter {
 public:
     explicit Adapter(HarnessSpec spec) : m_spec(std::move(spec)) {}
@@ -129,6 +138,13 @@ public:
         (void)executable;
         (void)host;
         return std::nullopt;
+    }
+
+    /// What doctor says of this harness's setup under `home` (a user config its mappings do not
+    /// read, a question sonata answers for it); only reads. None by default.
+    virtual std::vector<SetupNote> setup_notes(const std::string& home) const {
+        (void)home;
+        return {};
     }
 
     /// Files that invocations name and that must exist when they run (gemini's policy file), in

@@ -63,6 +63,7 @@ HarnessSpec claude_spec() {
     // The pin, and 2.1.332 as scripts/watch-releases probed it (no cell changed).
     spec.measured_versions = {"2.1.197", "2.1.332"};
     spec.enforces_budget = true;
+    spec.project_mcp = ProjectMcp::shut_out;
     spec.forbidden_flags = FlagsByMode::from([](Mode mode) {
         std::vector<std::string> flags{"--dangerously-skip-permissions",
                                        "--allow-dangerously-skip-permissions"};

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <optional>
+#include <regex>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -13,7 +14,9 @@
 #include "adapters/support/probe_convention.hpp"
 #include "adapters/support/project_files.hpp"
 #include "adapters/support/relies.hpp"
+#include "core/fs.hpp"
 #include "core/json_parse.hpp"
+#include "core/text.hpp"
 
 namespace sonata::adapters {
 namespace {
@@ -288,6 +291,30 @@ public:
         inv.prompt = tui ? PromptChannel::tmux_keys : PromptChannel::argument;
         inv.report = tui ? ReportSource::pane_text : ReportSource::stdout_text;
         return inv;
+    }
+
+    /// codex's exec mappings (plan, acceptEdits) pass --ignore-user-config, so a model provider
+    /// or model the user set in ~/.codex/config.toml does not reach them; say so, with the fix.
+    /// (Trusting the project is not advised: a trusted project's .codex/config.toml and hooks
+    /// load.)
+    std::vector<SetupNote> setup_notes(const std::string& home) const override {
+        auto text = read_file_bounded(home + "/.codex/config.toml", 4U << 20U);
+        std::vector<std::string> set;
+        for (const std::string key : {"model_provider", "model"}) {
+            const std::regex line("^\\s*" + key + "\\s*=", std::regex::multiline);
+            if (text && std::regex_search(*text, line)) set.push_back(key);
+        }
+        if (set.empty()) {
+            return {{"codex config", SetupNote::Level::ok,
+                     "plan and acceptEdits runs ignore ~/.codex/config.toml "
+                     "(--ignore-user-config), which sets no model or provider"}};
+        }
+        return {{"codex config", SetupNote::Level::warning,
+                 "~/.codex/config.toml sets " + join(set, " and ") +
+                     ", which codex's plan and acceptEdits runs do not read (--ignore-user-config "
+                     "keeps a trusted repository's .codex/config.toml out)",
+                 "give them to sonata instead: [harnesses.codex] args = [\"-c\", "
+                 "\"model_provider=…\"] in sonata.toml"}};
     }
 
     std::vector<FileToWrite> hostile_files(const std::string& workspace,

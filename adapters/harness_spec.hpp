@@ -165,6 +165,12 @@ struct FlagsByMode {
 /// a leading "~/" means the user's HOME.
 std::vector<std::string> usual_install_dirs(std::vector<std::string> first = {});
 
+/// Whether a harness's mappings load the MCP servers a project defines.
+enum class ProjectMcp {
+    loaded,   ///< They do: a server there is reachable from a dispatched run.
+    shut_out, ///< Every mapping shuts them out (claude's --strict-mcp-config).
+};
+
 /// Everything about a harness that does not depend on the run.
 struct HarnessSpec {
     /// Stable kebab-case id: the key in configs and the matrix.
@@ -238,6 +244,10 @@ struct HarnessSpec {
     /// How many runs of this harness may work at once on this machine when config sets no
     /// `max_concurrent`; 0: no limit.
     int default_max_concurrent = 0;
+
+    /// Whether the project MCP file the adapter names (Adapter::project_mcp) reaches the mappings
+    /// sonata runs: doctor warns when sonata's own server is there.
+    ProjectMcp project_mcp = ProjectMcp::loaded;
 };
 
 } // namespace sonata::adapters

@@ -141,6 +141,11 @@ public:
         return inv;
     }
 
+    std::vector<SetupNote> setup_notes(const std::string&) const override {
+        return {{"reasonix telemetry", SetupNote::Level::ok,
+                 "sonata answers its usage-statistics question (REASONIX_TELEMETRY=0)"}};
+    }
+
     std::vector<FileToWrite> hostile_files(const std::string& workspace,
                                            const std::string& canary) const override {
         // Measured on 1.38.11: reasonix layers the working directory's reasonix.toml (permission

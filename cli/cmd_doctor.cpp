@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
-#include <regex>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -152,7 +151,7 @@ struct Doctor {
         if (where == project + "/.mcp.json") {
             std::vector<std::string> loaders;
             for (const auto& adapter : adapters::all_adapters()) {
-                if (adapter->id() == "claude") continue; // its mappings read no project MCP
+                if (adapter->spec().project_mcp == adapters::ProjectMcp::shut_out) continue;
                 const auto setup = adapter->project_mcp(project, {"sonata", "mcp"});
                 if (setup && !setup->files.empty() && setup->files.front().path == where)
                     loaders.emplace_back(adapter->id());
@@ -189,8 +188,9 @@ struct Doctor {
     }
 
     /// One installed harness: runnable, its version read, and measured in the matrix.
-    void harness_line(const std::string& id, const adapters::HarnessStatus& s,
+    void harness_line(const adapters::Adapter& adapter, const adapters::HarnessStatus& s,
                       const std::optional<Matrix>& matrix, Status unmeasured) {
+        const std::string id(adapter.id());
         if (!s.cannot_run.empty()) {
             add({"harness " + id, Status::warning, s.path + ": " + s.cannot_run});
             return;
@@ -213,10 +213,10 @@ struct Doctor {
         } else {
             add({"harness " + id, Status::ok, s.version + " at " + s.path});
         }
-        if (id == "codex") codex_config();
-        if (id == "reasonix") {
-            add({"reasonix telemetry", Status::ok,
-                 "sonata answers its usage-statistics question (REASONIX_TELEMETRY=0)"});
+        for (auto& note : adapter.setup_notes(home)) {
+            add({std::move(note.name),
+                 note.level == adapters::SetupNote::Level::ok ? Status::ok : Status::warning,
+                 std::move(note.detail), std::move(note.fix)});
         }
     }
 
@@ -229,36 +229,10 @@ struct Doctor {
             const std::string id(adapter->id());
             if (id.find('<') != std::string::npos) continue; // a profile family, not a harness
             const auto s = adapters::detect_harness(*adapter, id, config, context.env, *runner);
-            if (s.installed) harness_line(id, s, matrix, unmeasured);
+            if (s.installed) harness_line(*adapter, s, matrix, unmeasured);
         }
     }
 
-    /// codex's exec mappings (plan, acceptEdits) pass --ignore-user-config, so a model provider
-    /// or model the user set in ~/.codex/config.toml does not reach them; say so, with the fix.
-    /// (Trusting the project is not advised: a trusted project's .codex/config.toml and hooks
-    /// load.)
-    void codex_config() {
-        auto text = read_file_bounded(home + "/.codex/config.toml", 4U << 20U);
-        std::vector<std::string> set;
-        for (const std::string key : {"model_provider", "model"}) {
-            const std::regex line("^\\s*" + key + "\\s*=", std::regex::multiline);
-            if (text && std::regex_search(*text, line)) set.push_back(key);
-        }
-        if (set.empty()) {
-            add({"codex config", Status::ok,
-                 "plan and acceptEdits runs ignore ~/.codex/config.toml (--ignore-user-config), "
-                 "which sets no model or provider"});
-            return;
-        }
-        add({"codex config", Status::warning,
-             "~/.codex/config.toml sets " + join(set, " and ") +
-                 ", which codex's plan and acceptEdits runs do not read (--ignore-user-config "
-                 "keeps a trusted repository's .codex/config.toml out)",
-             "give them to sonata instead: [harnesses.codex] args = [\"-c\", "
-             "\"model_provider=…\"] in sonata.toml"});
-    }
-
-    /// The MCP client `sonata mcp` last served here: its protocol, and whether it takes tasks.
     void mcp_client() {
         auto record = last_client(context);
         if (!record) {
