@@ -41,7 +41,7 @@ bool holds(Verdict v) {
 }
 
 /// Whether the matrix shows every cell of `harness@version` in `mode`/`role` holding (at least
-/// one cell, none violated).
+/// one cell, none violated), and a holding cell for every probe the parent guards in that mode.
 bool all_hold(const Matrix& matrix, const std::string& harness, const std::string& version,
               const std::string& mode, const std::string& role, const std::string& machine) {
     bool any = false;
@@ -53,7 +53,13 @@ bool all_hold(const Matrix& matrix, const std::string& harness, const std::strin
         if (cell.verdict == Verdict::violated) return false;
         any = true;
     }
-    return any;
+    const auto parent = parent_reference(matrix, mode, machine);
+    if (!any || !parent) return any;
+    for (const auto& probe : parent->guarded()) {
+        const Cell* cell = matrix.find(harness, version, probe, mode, role, machine);
+        if (cell == nullptr || !holds(cell->verdict)) return false;
+    }
+    return true;
 }
 
 /// The alternatives a refusal names: narrower modes of this harness, and the other harnesses,

@@ -1,5 +1,7 @@
 // The gate holds a child to the parent measured in the same mode: a probe the parent guards there
 // is checked whether or not the mapping names it, and a refusal names the parent's cell.
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "core/gate.hpp"
@@ -111,6 +113,28 @@ TEST(GateParent, WithoutParentCellsTheFixedExpectationsStandAndANoteSaysSo) {
     EXPECT_EQ(notes[0], "the matrix holds no cell of the parent in acceptEdits mode: gated on "
                         "sonata's fixed expectations for it; `sonata probe --harness claude` "
                         "measures the parent");
+}
+
+// A refusal proposes only harnesses that hold what the parent guards: one whose cells all hold but
+// that was never measured on a probe the parent guards is no alternative.
+TEST(GateParent, AnAlternativeHoldsWhatTheParentGuardsToo) {
+    Cell measured = child("rm-prompt", Verdict::enforced);
+    measured.harness = "gemini";
+    Cell unmeasured = child("outside-workspace-write", Verdict::enforced);
+    unmeasured.harness = "pi";
+    Matrix m;
+    m.merge({parent("rm-prompt", Verdict::asked), child("rm-prompt", Verdict::violated), measured,
+             unmeasured});
+    Decision d = edits_decision({});
+    apply_gate(d, &m, GateStrictness::warn);
+    ASSERT_FALSE(d.runs());
+    const auto& alternatives = d.refusal().alternatives;
+    const auto named = [&](const std::string& who) {
+        return std::any_of(alternatives.begin(), alternatives.end(),
+                           [&](const std::string& a) { return a.find(who) != std::string::npos; });
+    };
+    EXPECT_TRUE(named("gemini@0.24.4")) << ::testing::PrintToString(alternatives);
+    EXPECT_FALSE(named("pi@0.24.4")) << ::testing::PrintToString(alternatives);
 }
 
 TEST(GateParent, TheNewestParentMeasuredIsTheReference) {
