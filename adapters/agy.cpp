@@ -7,6 +7,7 @@
 
 #include "adapters/adapter.hpp"
 #include "adapters/support/flag_value.hpp"
+#include "adapters/support/model_resume.hpp"
 #include "adapters/support/probe_convention.hpp"
 #include "adapters/support/relies.hpp"
 #include "core/text.hpp"
@@ -103,11 +104,7 @@ public:
         } else {
             inv.argv.emplace_back("--dangerously-skip-permissions");
         }
-        set_flag_value(inv.argv, "--model", in.model);
-        if (!in.resume_session.empty()) {
-            set_flag_value(inv.argv, "--conversation", in.resume_session);
-            relies::add_resume(inv.relies_on);
-        }
+        pass_model_and_resume(inv, in, "--conversation");
         convention::prompt_last(inv);
         return inv;
     }

@@ -9,6 +9,7 @@
 
 #include "adapters/adapter.hpp"
 #include "adapters/support/flag_value.hpp"
+#include "adapters/support/model_resume.hpp"
 #include "adapters/support/project_files.hpp"
 #include "adapters/support/relies.hpp"
 #include "core/text.hpp"
@@ -140,13 +141,9 @@ public:
         inv.env[k_global_dir_env] = in.host.continue_dir;
         // cn updates itself with `npm i -g` when its service announces a release, even headless.
         inv.env["CONTINUE_CLI_AUTO_UPDATED"] = "1";
-        set_flag_value(inv.argv, "--model", in.model);
-        if (!in.resume_session.empty()) {
-            // A fork carries the session's history into a new session (--resume takes the newest
-            // session of any workspace).
-            set_flag_value(inv.argv, "--fork", in.resume_session);
-            relies::add_resume(inv.relies_on);
-        }
+        // Resuming forks: a fork carries the session's history into a new session (--resume
+        // takes the newest session of any workspace).
+        pass_model_and_resume(inv, in, "--fork");
         inv.prompt = PromptChannel::argument;
         inv.report = ReportSource::stdout_text;
         return inv;

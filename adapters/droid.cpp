@@ -9,6 +9,7 @@
 
 #include "adapters/adapter.hpp"
 #include "adapters/support/flag_value.hpp"
+#include "adapters/support/model_resume.hpp"
 #include "adapters/support/project_files.hpp"
 #include "adapters/support/relies.hpp"
 
@@ -158,13 +159,9 @@ public:
         // hostile-workspace (droid 0.225.2): a repository's .factory/settings.json hooks and
         // .factory/mcp.json servers start at launch; these runtime settings turn both off.
         inv.argv.insert(inv.argv.end(), {"--settings", settings_path(in.support_dir)});
-        set_flag_value(inv.argv, "--model", in.model);
-        if (!in.resume_session.empty()) {
-            // A fork carries the session's history into a new session, and works offline
-            // (`--session-id` asks Factory's service first).
-            set_flag_value(inv.argv, "--fork", in.resume_session);
-            relies::add_resume(inv.relies_on);
-        }
+        // Resuming forks: a fork carries the session's history into a new session, and works
+        // offline (`--session-id` asks Factory's service first).
+        pass_model_and_resume(inv, in, "--fork");
         inv.prompt = PromptChannel::argument;
         inv.report = ReportSource::structured_stdout;
         return inv;

@@ -11,6 +11,7 @@
 // as its value, so it closes argv and the prompt follows it. Its wire protocol is not known here.
 #include "adapters/adapter.hpp"
 #include "adapters/support/flag_value.hpp"
+#include "adapters/support/model_resume.hpp"
 #include "adapters/support/probe_convention.hpp"
 #include "adapters/support/relies.hpp"
 
@@ -92,12 +93,8 @@ public:
         } else {
             inv.argv.insert(inv.argv.end(), {"--permission-mode", "bypassPermissions"});
         }
-        set_flag_value(inv.argv, "--model", in.model);
         inv.relies_on = relies_for(profile);
-        if (!in.resume_session.empty()) {
-            set_flag_value(inv.argv, "--resume", in.resume_session);
-            relies::add_resume(inv.relies_on);
-        }
+        pass_model_and_resume(inv, in, "--resume");
         if (profile == Profile::workspace && !no_bypass) {
             inv.notes.emplace_back("headless: commands run unasked inside the workspace sandbox");
         }

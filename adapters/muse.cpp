@@ -5,6 +5,7 @@
 // is not known here.
 #include "adapters/adapter.hpp"
 #include "adapters/support/flag_value.hpp"
+#include "adapters/support/model_resume.hpp"
 #include "adapters/support/probe_convention.hpp"
 #include "adapters/support/relies.hpp"
 
@@ -63,11 +64,7 @@ public:
             inv.relies_on = relies::workspace_edits();
             inv.notes.emplace_back("headless: actions run unasked inside muse's process sandbox");
         }
-        set_flag_value(inv.argv, "--model", in.model);
-        if (!in.resume_session.empty()) {
-            set_flag_value(inv.argv, "--session-id", in.resume_session);
-            relies::add_resume(inv.relies_on);
-        }
+        pass_model_and_resume(inv, in, "--session-id");
         inv.prompt = PromptChannel::argument;
         inv.report = ReportSource::stdout_text;
         return inv;

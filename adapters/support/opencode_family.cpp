@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "adapters/support/flag_value.hpp"
+#include "adapters/support/model_resume.hpp"
 #include "adapters/support/project_files.hpp"
 #include "adapters/support/relies.hpp"
 #include "core/json_parse.hpp"
@@ -344,11 +345,7 @@ void OpenCodeFamily::finish_run(Invocation& inv, const PlanInput& in) const {
     inv.env.insert_or_assign(m_names.config_env, config.dump());
     for (const auto& [name, value] : m_names.quiet_env)
         inv.env.insert_or_assign(name, value);
-    set_flag_value(inv.argv, "--model", in.model);
-    if (!in.resume_session.empty()) {
-        set_flag_value(inv.argv, "--session", in.resume_session);
-        relies::add_resume(inv.relies_on);
-    }
+    pass_model_and_resume(inv, in, "--session");
     inv.argv.insert(inv.argv.end(), {"--format", "json"});
     inv.argv.emplace_back("--"); // the message is positional; the runner appends it
     inv.prompt = PromptChannel::argument;
