@@ -124,14 +124,20 @@ Result<ProbeTargets> targets(const ProbeArgs& args, const Config& config, const 
     return out;
 }
 
+/// The matrix the run merges into: --matrix, else this machine's; "" without a machine config dir.
+std::string merge_target(const ProbeArgs& args, const Context& context) {
+    if (!args.matrix.empty()) return args.matrix;
+    const auto dir = machine_dir(context.env);
+    return dir.empty() ? std::string() : default_matrix_path(dir);
+}
+
 Result<void> save_matrices(const Matrix& run, const ProbeArgs& args, const Context& context) {
     if (!args.out.empty()) {
         if (auto ok = save_matrix(run, args.out); !ok) return ok;
         std::cerr << "sonata: wrote " << args.out << '\n';
     }
     if (args.no_save) return {};
-    const std::string path =
-        !args.matrix.empty() ? args.matrix : default_matrix_path(machine_dir(context.env));
+    const std::string path = merge_target(args, context);
     Matrix merged = run; // run_probe checked before probing that machine_dir is not empty
     std::error_code ec;
     if (fs::exists(path, ec)) {
@@ -189,10 +195,7 @@ plan_parent_jobs(const std::vector<probes::ProbeTargetHarness>& harnesses, const
 ParentGuards guards_for_children(const std::vector<probes::CellOutcome>& parent_outcomes,
                                  const ProbeArgs& args, const Context& context) {
     if (!parent_outcomes.empty()) return parent_guards(probes::matrix_from(parent_outcomes));
-    const std::string path = !args.matrix.empty() ? args.matrix
-                             : machine_dir(context.env).empty()
-                                 ? std::string()
-                                 : default_matrix_path(machine_dir(context.env));
+    const std::string path = merge_target(args, context);
     std::error_code ec;
     if (path.empty() || !fs::exists(path, ec)) return {};
     auto existing = load_matrix(path);

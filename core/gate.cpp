@@ -40,10 +40,19 @@ bool holds(Verdict v) {
     return v == Verdict::enforced || v == Verdict::asked || v == Verdict::not_applicable;
 }
 
+/// The probes the parent guards in `mode` (none without parent cells there).
+std::vector<std::string> guarded_in(const Matrix& matrix, const std::string& mode,
+                                    const std::string& machine) {
+    const auto parent = parent_reference(matrix, mode, machine);
+    return parent ? parent->guarded() : std::vector<std::string>{};
+}
+
 /// Whether the matrix shows every cell of `harness@version` in `mode`/`role` holding (at least
-/// one cell, none violated), and a holding cell for every probe the parent guards in that mode.
+/// one cell, none violated), and a holding cell for every probe in `guarded` (what the parent
+/// guards in that mode).
 bool all_hold(const Matrix& matrix, const std::string& harness, const std::string& version,
-              const std::string& mode, const std::string& role, const std::string& machine) {
+              const std::string& mode, const std::string& role, const std::string& machine,
+              const std::vector<std::string>& guarded) {
     bool any = false;
     for (const auto& cell : matrix.cells) {
         if (cell.harness != harness || cell.version != version || cell.mode != mode ||
@@ -53,13 +62,10 @@ bool all_hold(const Matrix& matrix, const std::string& harness, const std::strin
         if (cell.verdict == Verdict::violated) return false;
         any = true;
     }
-    const auto parent = parent_reference(matrix, mode, machine);
-    if (!any || !parent) return any;
-    for (const auto& probe : parent->guarded()) {
-        const Cell* cell = matrix.find(harness, version, probe, mode, role, machine);
-        if (cell == nullptr || !holds(cell->verdict)) return false;
-    }
-    return true;
+    return any && std::all_of(guarded.begin(), guarded.end(), [&](const std::string& probe) {
+               const Cell* cell = matrix.find(harness, version, probe, mode, role, machine);
+               return cell != nullptr && holds(cell->verdict);
+           });
 }
 
 /// The alternatives a refusal names: narrower modes of this harness, and the other harnesses,
@@ -71,7 +77,8 @@ std::vector<std::string> alternatives(const Decision& decision, const Matrix& ma
         const auto narrower = static_cast<Mode>(m);
         const std::string mode(to_string(narrower));
         if (all_hold(matrix, decision.harness, decision.version, mode,
-                     matrix_role(narrower, decision.role.kind), machine)) {
+                     matrix_role(narrower, decision.role.kind), machine,
+                     guarded_in(matrix, mode, machine))) {
             out.push_back("dispatch " + decision.harness + " in " + mode +
                           " mode: the matrix shows its cells there holding");
             break;
@@ -79,15 +86,18 @@ std::vector<std::string> alternatives(const Decision& decision, const Matrix& ma
     }
     const std::string mode(to_string(decision.effective_mode));
     const std::string role = matrix_role(decision.effective_mode, decision.role.kind);
+    const auto guarded = guarded_in(matrix, mode, machine);
+    std::vector<std::string> tried;
     std::vector<std::string> others;
     for (const auto& cell : matrix.cells) {
         const std::string name = cell.harness + "@" + cell.version;
         if (cell.harness == decision.harness || cell.mode != mode || cell.role != role ||
-            std::find(others.begin(), others.end(), name) != others.end() ||
-            !all_hold(matrix, cell.harness, cell.version, mode, role, machine)) {
+            std::find(tried.begin(), tried.end(), name) != tried.end()) {
             continue;
         }
-        others.push_back(name);
+        tried.push_back(name);
+        if (all_hold(matrix, cell.harness, cell.version, mode, role, machine, guarded))
+            others.push_back(name);
     }
     if (!others.empty()) {
         out.push_back("dispatch to " + join(others, ", ") + ": the matrix shows their cells in " +
@@ -229,8 +239,7 @@ Refusal refusal_for(const Decision& decision, const GateCheck& check, const Gate
     reason += ". Full evidence: sonata report --cell '" + key + "'";
     if (!check.parent.empty()) {
         reason += ". Wider than the parent: " + check.parent + " in " + scope.mode +
-                  " mode (sonata report --cell '" + scope.parent->label() + " " + check.probe +
-                  " " + scope.mode + " " + std::string(k_parent_role) + "')";
+                  " mode (sonata report --cell '" + scope.parent->cell(check.probe)->key() + "')";
     }
     auto others = alternatives(decision, *scope.matrix, scope.machine);
     if (check.probe == probe_id::protected_path_write && check.workspace_only) {

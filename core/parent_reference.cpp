@@ -86,14 +86,13 @@ std::optional<ParentReference> parent_reference(const Matrix& matrix, const std:
     if (newest == nullptr) return std::nullopt;
     ParentReference ref{newest->harness, newest->version, mode, {}};
     for (const auto& c : matrix.cells) {
-        if (!counts(c) || c.harness != ref.harness || c.version != ref.version) continue;
-        // Merged machines, or a matrix edited by hand: the weakest cell of a probe stands.
-        auto it = std::find_if(ref.cells.begin(), ref.cells.end(),
-                               [&](const Cell* have) { return have->probe == c.probe; });
-        if (it == ref.cells.end())
-            ref.cells.push_back(&c);
-        else if (strength(c.verdict) < strength((*it)->verdict))
-            *it = &c;
+        if (!counts(c) || c.harness != ref.harness || c.version != ref.version ||
+            ref.cell(c.probe) != nullptr) {
+            continue;
+        }
+        // Merged machines, or a matrix edited by hand: Matrix::find's weakest cell stands.
+        ref.cells.push_back(matrix.find(ref.harness, ref.version, c.probe, mode,
+                                        std::string(k_parent_role), machine));
     }
     return ref;
 }

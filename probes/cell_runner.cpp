@@ -221,9 +221,9 @@ Cell base_cell(const CellJob& job) {
     cell.version = job.version;
     cell.probe = std::string(job.probe->id());
     cell.mode = std::string(to_string(job.mode));
-    cell.role = job.parent               ? std::string(k_parent_role)
-                : job.mode == Mode::plan ? "read-only"
-                                         : std::string(to_string(job.role));
+    cell.role = job.subject == CellSubject::parent ? std::string(k_parent_role)
+                : job.mode == Mode::plan           ? "read-only"
+                                                   : std::string(to_string(job.role));
     return cell;
 }
 
@@ -231,7 +231,7 @@ Cell base_cell(const CellJob& job) {
 /// run's scratch base, never the machine's config.
 Result<Invocation> plan_invocation(const CellJob& job, const CellSettings& settings,
                                    const std::string& resume) {
-    if (job.parent) {
+    if (job.subject == CellSubject::parent) {
         auto parent =
             job.adapter->parent_invocation(job.mode, job.executable, adapters::detect_host());
         if (!parent) return fail(ExitCode::usage, job.harness_id + " is never the parent");

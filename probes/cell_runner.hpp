@@ -14,6 +14,12 @@
 
 namespace sonata::probes {
 
+/// Whom a cell measures.
+enum class CellSubject {
+    mapping, ///< A mapping sonata plans for a dispatch.
+    parent,  ///< The parent as a user runs it: the reference a child is held to.
+};
+
 /// One cell to run.
 struct CellJob {
     const adapters::Adapter* adapter = nullptr;
@@ -26,9 +32,9 @@ struct CellJob {
     const Probe* probe = nullptr;
     std::vector<std::string>
         extra_args; ///< The configured `args`, planned as `sonata plan` plans them.
-    /// Measures the parent (Adapter::parent_invocation in `mode`) instead of a mapping of sonata's;
-    /// its cell's role is k_parent_role.
-    bool parent = false;
+    /// What the cell measures: a mapping of sonata's, or the parent (Adapter::parent_invocation
+    /// in `mode`), whose cell's role is k_parent_role.
+    CellSubject subject = CellSubject::mapping;
     /// Applied to the planned invocation before it runs; empty in every real probe run. Tests use
     /// it to prove that a check or a hardening matters: add what the planner refuses, or strip
     /// what it adds, and see the probe turn `violated`.

@@ -42,7 +42,7 @@ std::string utc_now() {
 
 /// One cell of `harness` for `probe` in `mode`: a mapping of sonata's, or the parent's own.
 CellJob cell_job(const ProbeTargetHarness& harness, Mode mode, RoleKind role, const Probe& probe,
-                 bool parent) {
+                 CellSubject subject) {
     return CellJob{.adapter = harness.adapter,
                    .harness_id = harness.id,
                    .executable = harness.path,
@@ -51,8 +51,9 @@ CellJob cell_job(const ProbeTargetHarness& harness, Mode mode, RoleKind role, co
                    .mode = mode,
                    .role = role,
                    .probe = &probe,
-                   .extra_args = parent ? std::vector<std::string>{} : harness.extra_args,
-                   .parent = parent,
+                   .extra_args = subject == CellSubject::parent ? std::vector<std::string>{}
+                                                                : harness.extra_args,
+                   .subject = subject,
                    .rewrite = {}};
 }
 
@@ -85,7 +86,7 @@ Result<std::vector<CellJob>> plan_cells(const ProbeTargetHarness& harness,
             if (!wanted(only, probe->id()) ||
                 !(relied || guarded_by_parent || probe->always_run(inv, mode)))
                 continue;
-            jobs.push_back(cell_job(harness, mode, role, *probe, false));
+            jobs.push_back(cell_job(harness, mode, role, *probe, CellSubject::mapping));
         }
     }
     return jobs;
@@ -103,7 +104,7 @@ std::vector<CellJob> plan_parent_cells(const ProbeTargetHarness& harness,
             if (!wanted(only, probe->id()) ||
                 std::find(relied.begin(), relied.end(), probe->id()) == relied.end())
                 continue;
-            jobs.push_back(cell_job(harness, mode, role, *probe, true));
+            jobs.push_back(cell_job(harness, mode, role, *probe, CellSubject::parent));
         }
     }
     return jobs;

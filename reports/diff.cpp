@@ -16,6 +16,9 @@ using Identity = std::tuple<std::string, std::string, std::string, std::string, 
 
 Identity identity(const Cell& c) { return {c.harness, c.probe, c.mode, c.role, c.machine}; }
 
+/// Whether a verdict vouches for the property: enforced or asked.
+bool holding(Verdict v) { return v == Verdict::enforced || v == Verdict::asked; }
+
 struct Sides {
     std::vector<const Cell*> before;
     std::vector<const Cell*> after;
@@ -49,12 +52,11 @@ void pair_sides(Sides& sides, std::vector<CellChange>& out) {
     }
     // A cell that held and is no longer measured vouches for nothing now: weaker, not just gone.
     for (const Cell* c : sides.before) {
-        const bool held = c->verdict == Verdict::enforced || c->verdict == Verdict::asked;
-        out.push_back({held ? ChangeKind::weaker : ChangeKind::removed, *c, std::nullopt});
+        out.push_back(
+            {holding(c->verdict) ? ChangeKind::weaker : ChangeKind::removed, *c, std::nullopt});
     }
     for (const Cell* c : sides.after) {
-        const bool guards = c->role == k_parent_role &&
-                            (c->verdict == Verdict::enforced || c->verdict == Verdict::asked);
+        const bool guards = c->role == k_parent_role && holding(c->verdict);
         out.push_back({guards ? ChangeKind::parent_guards : ChangeKind::added, std::nullopt, *c});
     }
 }
