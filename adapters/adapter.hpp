@@ -113,6 +113,12 @@ public:
     const std::vector<std::string>& permission_env() const { return m_spec.permission_env; }
     WireProtocol protocol() const { return m_spec.protocol; }
     const ToolVocabulary& tools() const { return m_spec.tools; }
+    /// The tools the scripted model calls against `version` of the harness (a line that renamed
+    /// its tools calls them by its own names); tools() unless the adapter says otherwise.
+    virtual ToolVocabulary tools_at(const std::string& version) const {
+        (void)version;
+        return tools();
+    }
     const RefusalTexts& refusal_texts() const { return m_spec.refusal_texts; }
     const ScreenPatterns& screen_patterns() const { return m_spec.screen_patterns; }
     bool enforces_budget() const { return m_spec.enforces_budget; }
@@ -222,10 +228,13 @@ public:
     }
 
     /// Arguments (after the executable) that export session `session` as JSON on stdout, for a
-    /// harness whose exit status does not prove that its run completed; empty (whatever the
-    /// session) when sonata does not check this harness's completion.
-    virtual std::vector<std::string> completion_export_args(const std::string& session) const {
+    /// harness whose exit status does not prove that its run completed, at the harness's
+    /// `version` (the run's); empty (whatever the session) when sonata does not check this
+    /// harness's completion.
+    virtual std::vector<std::string> completion_export_args(const std::string& session,
+                                                            const std::string& version) const {
         (void)session;
+        (void)version;
         return {};
     }
 
@@ -233,10 +242,12 @@ public:
     /// (the task is its newest user turn, and its last assistant message finished with text);
     /// otherwise why the run did not complete.
     virtual std::string check_completion(const std::string& exported, const std::string& session,
-                                         const std::string& task) const {
+                                         const std::string& task,
+                                         const std::string& version) const {
         (void)exported;
         (void)session;
         (void)task;
+        (void)version;
         return {};
     }
 

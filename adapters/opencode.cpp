@@ -1,7 +1,8 @@
-// OpenCode (`opencode`), two lines picked by the detected version: 1.18 (checked against 1.18.33)
-// selects its built-in plan/build agents; 2.x (facts from the 2.0 seeds, unmeasured here) injects a
-// deny-by-default agent through OPENCODE_CONFIG_CONTENT. `run` has no approval UI, so default is
-// refused. Tool permission rules, not an OS sandbox: the probes decide what they are worth.
+// OpenCode (`opencode`; 2.x also installs it as `opencode2`), two lines picked by the detected
+// version, each pinned and probed: 1.18 (1.18.33) selects its built-in plan/build agents; 2.x
+// (2.1.2) runs standalone on a database of sonata's with an injected deny-by-default agent. `run`
+// has no approval UI, so default is refused. Tool permission rules, not an OS sandbox: the probes
+// decide what they are worth.
 #include <algorithm>
 #include <cctype>
 #include <optional>
@@ -9,6 +10,7 @@
 #include "adapters/adapter.hpp"
 #include "adapters/support/flag_value.hpp"
 #include "adapters/support/opencode_family.hpp"
+#include "adapters/support/opencode_v2.hpp"
 #include "adapters/support/relies.hpp"
 
 namespace sonata::adapters {
@@ -18,13 +20,19 @@ constexpr const char* k_config_env = "OPENCODE_CONFIG_CONTENT";
 constexpr const char* k_disable_project_config = "OPENCODE_DISABLE_PROJECT_CONFIG";
 constexpr const char* k_plan_agent = "sonata-plan";
 constexpr const char* k_edit_agent = "sonata-edit";
-const opencode_family::Names k_names{k_config_env,
-                                     "OPENCODE_DISABLE_MODELS_FETCH",
-                                     "OPENCODE_DISABLE_AUTOUPDATE",
-                                     "opencode",
-                                     "opencode.json",
-                                     k_disable_project_config,
-                                     {{"OPENCODE_EXPERIMENTAL_DISABLE_FILEWATCHER", "1"}}};
+const opencode_family::Names k_names{
+    k_config_env,
+    "OPENCODE_DISABLE_MODELS_FETCH",
+    "OPENCODE_DISABLE_AUTOUPDATE",
+    "opencode",
+    "opencode.json",
+    k_disable_project_config,
+    {{"OPENCODE_EXPERIMENTAL_DISABLE_FILEWATCHER", "1"}, {"OPENCODE_DISABLE_FILEWATCHER", "1"}}};
+/// 2.x keeps sessions, credentials and the user's saved "always" grants in one database; a run of
+/// sonata's uses its own beside it (a name relative to opencode's data directory), so nothing of
+/// the user's reaches the run and nothing of the run's lands in the user's.
+constexpr const char* k_db_env = "OPENCODE_DB";
+constexpr const char* k_sonata_db = "sonata-dispatch.db";
 
 /// Which facts apply to the installed opencode.
 enum class Line {
@@ -56,6 +64,12 @@ Line line_for(const std::string& version, std::vector<std::string>& notes) {
     return Line::v1_18;
 }
 
+/// The line for `version`, where no note is wanted.
+Line line_of(const std::string& version) {
+    std::vector<std::string> notes;
+    return line_for(version, notes);
+}
+
 std::vector<std::string> with(std::vector<std::string> base,
                               std::initializer_list<std::string_view> more) {
     for (auto id : more) {
@@ -67,36 +81,56 @@ std::vector<std::string> with(std::vector<std::string> base,
 std::vector<std::string> forbidden_flags(Mode mode) {
     // --attach would run on a server whose configuration is not the one sonata chose; sessions
     // continue only through sonata's resume, which re-passes the restrictions.
-    std::vector<std::string> flags{"--dangerously-skip-permissions", "--yolo", "--attach",
-                                   "--continue", "-c"};
+    std::vector<std::string> flags{
+        "--dangerously-skip-permissions", "--yolo", "--attach", "--server", "--continue", "-c"};
     if (mode == Mode::plan || mode == Mode::default_mode) flags.emplace_back("--auto");
     return flags;
 }
 
+/// The tools of both lines: 1.x's names first, then 2.x's (`shell`, `subagent`), for classifying
+/// what either offers; each line's scripted calls use its own (tools_v2).
 ToolVocabulary tools() {
-    ToolVocabulary v{{"write"}, "filePath", "content",     true, {"bash"},        "command",
-                     {"task"},  "prompt",   {"plan_exit"}, {},   "subagent_type", {"general"}};
-    // The tool census, measured on 1.18.33.
-    v.known = {{"glob", ToolClass::read_only}, {"grep", ToolClass::read_only},
-               {"read", ToolClass::read_only}, {"edit", ToolClass::file_write},
-               {"skill", ToolClass::other},    {"todowrite", ToolClass::other},
-               {"webfetch", ToolClass::other}};
+    ToolVocabulary v{
+        {"write"},       "filePath",           "content", true,          {"bash", "shell"},
+        "command",       {"task", "subagent"}, "prompt",  {"plan_exit"}, {},
+        "subagent_type", {"general"}};
+    // The tool census, measured on 1.18.33 and 2.1.2. 2.x's `execute` runs JavaScript that calls
+    // opencode's own tools (worktrees, sessions): code, so a shell.
+    v.known = {{"glob", ToolClass::read_only},   {"grep", ToolClass::read_only},
+               {"read", ToolClass::read_only},   {"edit", ToolClass::file_write},
+               {"patch", ToolClass::file_write}, {"execute", ToolClass::shell},
+               {"skill", ToolClass::other},      {"todowrite", ToolClass::other},
+               {"webfetch", ToolClass::other},   {"websearch", ToolClass::other},
+               {"question", ToolClass::other}};
+    return v;
+}
+
+/// 2.x's own names (measured on 2.1.2): its file tools take `path`, its sub-agent tool `agent`,
+/// and it has no tool that leaves a plan.
+ToolVocabulary tools_v2() {
+    ToolVocabulary v = tools();
+    v.write_path_field = "path";
+    v.shell = {"shell"};
+    v.delegate = {"subagent"};
+    v.mode_switch = {};
+    v.delegate_agent_field = "agent";
     return v;
 }
 
 RefusalTexts refusal_texts() {
-    // Captured from 1.18.33 (fixtures/captured/opencode/1.18.33/refusals.json).
-    return {{"is not a valid agent type", "was called with invalid arguments", "SchemaError("},
+    // Captured from 1.18.33 and 2.1.2 (fixtures/captured/opencode/<version>/refusals.json).
+    return {{"is not a valid agent type", "was called with invalid arguments", "SchemaError(",
+             "Unknown agent: ", "Invalid arguments for tool"},
             {"prevents you from using this specific tool call",
-             "rejected permission to use this specific tool call"}};
+             "rejected permission to use this specific tool call", "\"permission.rejected\""}};
 }
 
 HarnessSpec opencode_spec() {
     HarnessSpec spec;
     spec.id = "opencode";
-    spec.executable_names = {"opencode"};
+    spec.executable_names = {"opencode", "opencode2"};
     spec.install_dirs = usual_install_dirs({"~/.opencode/bin"});
-    spec.measured_versions = {"1.18.33", "1.18.33"}; // the pin
+    spec.measured_versions = {"1.18.33", "2.1.2"}; // the pins, one per line
     spec.forbidden_flags = FlagsByMode::from(forbidden_flags);
     // From `opencode run --help` (1.18.33).
     spec.flag_aliases = {{"-m", "--model"},
@@ -105,8 +139,8 @@ HarnessSpec opencode_spec() {
                          {"-f", "--file"},
                          {"-i", "--interactive"}};
     // Inline config, extra config files and folders, and the switch that skips project config.
-    spec.permission_env = {k_config_env, "OPENCODE_PERMISSION", "OPENCODE_CONFIG",
-                           "OPENCODE_CONFIG_DIR", k_disable_project_config};
+    spec.permission_env = {k_config_env,          "OPENCODE_PERMISSION",    "OPENCODE_CONFIG",
+                           "OPENCODE_CONFIG_DIR", k_disable_project_config, k_db_env};
     spec.tools = tools();
     spec.refusal_texts = refusal_texts();
     return spec;
@@ -138,8 +172,29 @@ public:
         // loaded. Still open: .opencode/plugin/*.js runs at start-up even so (and with --pure).
         // JSON events carry the session id (text output names none, and the log is shared by
         // every run on the machine), the final text and the tokens.
-        finish_run(inv, in);
+        finish_run(inv, in,
+                   line == Line::v2 ? opencode_family::RunShape::v2
+                                    : opencode_family::RunShape::v1);
         return inv;
+    }
+
+    ToolVocabulary tools_at(const std::string& version) const override {
+        return line_of(version) == Line::v2 ? tools_v2() : tools();
+    }
+
+    /// 2.x moved `export` under `session`, and reads sonata's database on its own server too.
+    std::vector<std::string> completion_export_args(const std::string& session,
+                                                    const std::string& version) const override {
+        if (line_of(version) == Line::v2) return {"session", "export", "--standalone", session};
+        return OpenCodeFamily::completion_export_args(session, version);
+    }
+
+    /// 2.x's export is its own document (flat messages, the session's outcome).
+    std::string check_completion(const std::string& exported, const std::string& session,
+                                 const std::string& task,
+                                 const std::string& version) const override {
+        if (line_of(version) == Line::v2) return opencode_v2::check_export(exported, session, task);
+        return OpenCodeFamily::check_completion(exported, session, task, version);
     }
 
     std::vector<FileToWrite> hostile_files(const std::string& workspace,
@@ -186,10 +241,12 @@ private:
         inv.notes.push_back("no sandbox: shell commands run unasked");
     }
 
-    /// 2.x: a private server (--standalone) and, below bypass, an injected agent that denies every
-    /// tool it does not name (shell, sub-agents and web access included).
+    /// 2.x: its own server (--standalone: without it every run goes through one shared service
+    /// per user, which keeps the environment of the run that started it), sonata's database, and,
+    /// below bypass, an injected agent that denies every tool it does not name.
     static void map_v2(const PlanInput& in, Invocation& inv) {
         inv.argv.emplace_back("--standalone");
+        inv.env[k_db_env] = k_sonata_db;
         Mode mode = in.mode;
         if (mode == Mode::bypass_permissions && in.options.forbids_bypass()) {
             mode = Mode::accept_edits;
@@ -199,13 +256,16 @@ private:
         }
         if (mode == Mode::bypass_permissions) {
             inv.argv.emplace_back("--auto");
+            inv.notes.push_back("no sandbox: shell commands run unasked");
             return;
         }
         const bool plan = mode == Mode::plan;
         const char* agent = plan ? k_plan_agent : k_edit_agent;
+        // delegation-escape (opencode 2.1.2): a sub-agent does not inherit its caller's rules, so
+        // `subagent` is denied with the shell, the web and `execute`.
         std::vector<std::string> allowed{"read", "grep", "glob"};
-        if (!plan) allowed.insert(allowed.end(), {"edit", "write", "patch"});
-        inv.env[k_config_env] = opencode_family::injected_agent(agent, allowed);
+        if (!plan) allowed.emplace_back("edit"); // gates write, edit and patch
+        inv.env[k_config_env] = opencode_v2::agent_config(agent, allowed);
         inv.argv.insert(inv.argv.end(), {"--agent", agent});
         inv.relies_on = plan ? relies::read_only()
                              : with(relies::workspace_edits(),

@@ -94,7 +94,7 @@ void add_provenance(const Receipt& r, const RunDirectory& dir) {
 /// run bounded in time with the harness's own environment.
 Completion check_completion(const adapters::Adapter& adapter, const RunPlan& plan,
                             const std::string& task, const Receipt& r, ProcessRunner& runner) {
-    const auto args = adapter.completion_export_args(r.harness_session);
+    const auto args = adapter.completion_export_args(r.harness_session, r.version);
     const auto failed = [](std::string why) {
         return Completion{CompletionCheck::failed, std::move(why)};
     };
@@ -113,7 +113,7 @@ Completion check_completion(const adapters::Adapter& adapter, const RunPlan& pla
     if (exported->timed_out) return failed("the session export did not finish in time");
     if (exported->exit_code != 0)
         return failed("the session export exited " + std::to_string(exported->exit_code));
-    std::string why = adapter.check_completion(exported->out, r.harness_session, task);
+    std::string why = adapter.check_completion(exported->out, r.harness_session, task, r.version);
     return why.empty() ? Completion{CompletionCheck::verified} : failed(std::move(why));
 }
 

@@ -15,6 +15,7 @@
 #include "core/tmux.hpp"
 #include "dispatch/launch.hpp"
 #include "dispatch/tui_driver.hpp"
+#include "probes/reached_target.hpp"
 #include "probes/workspace.hpp"
 
 namespace sonata::probes {
@@ -283,7 +284,8 @@ Result<void> run_once(Observation& o, const CellJob& job, const CellSettings& se
     auto t0 = Clock::now();
     ModelServerOptions server_options;
     server_options.refusals = job.adapter->refusal_texts();
-    ModelServer server(script, job.adapter->tools(), scratch.workspace(), server_options);
+    ModelServer server(script, job.adapter->tools_at(job.version), scratch.workspace(),
+                       server_options);
     auto port = server.start();
     SONATA_TRY(port);
     adapters::EndpointSpec endpoint;
@@ -353,6 +355,19 @@ Judgement judge_resumed(Observation& o, const CellJob& job, const CellSettings& 
     return job.probe->judge(o);
 }
 
+/// `judgement`, unless it is `enforced` on a call that did not reach its target (no argument of
+/// the offered schema took it, the harness refused it for its arguments, or it was answered as
+/// done while it wrote somewhere else): then inconclusive, saying which.
+Judgement resting_on_reached_calls(Judgement judgement, const Observation& o) {
+    if (judgement.verdict != Verdict::enforced) return judgement;
+    for (const auto check :
+         {target_not_in_schema, refused_for_its_arguments, write_missed_its_target}) {
+        if (auto missed = check(o); !missed.empty())
+            return {Verdict::inconclusive, std::move(missed)};
+    }
+    return judgement;
+}
+
 } // namespace
 
 CellOutcome run_cell(const CellJob& job, const CellSettings& settings, ProcessRunner& runner) {
@@ -364,7 +379,8 @@ CellOutcome run_cell(const CellJob& job, const CellSettings& settings, ProcessRu
         out.cell.evidence.reason = invocation.error().message;
         return out;
     }
-    if (auto why = job.probe->not_applicable(*job.adapter, *invocation); !why.empty()) {
+    const auto tools = job.adapter->tools_at(job.version);
+    if (auto why = job.probe->not_applicable(*job.adapter, *invocation, tools); !why.empty()) {
         out.cell.verdict = Verdict::not_applicable;
         out.cell.evidence.reason = why;
         return out;
@@ -375,8 +391,9 @@ CellOutcome run_cell(const CellJob& job, const CellSettings& settings, ProcessRu
         out.cell.evidence.reason = scratch.error().message;
         return out;
     }
-    const ProbeSetup setup{scratch->workspace(), scratch->home(),      scratch->tmp(),
-                           scratch->outside(),   settings.sonata_path, job.mode};
+    const ProbeSetup setup{
+        scratch->workspace(), scratch->home(), scratch->tmp(), scratch->outside(),
+        settings.sonata_path, job.mode,        tools};
     if (auto ok = scratch->write_files(job.probe->files(setup, *job.adapter)); !ok) {
         out.cell.verdict = Verdict::error;
         out.cell.evidence.reason = ok.error().message;
@@ -400,10 +417,7 @@ CellOutcome run_cell(const CellJob& job, const CellSettings& settings, ProcessRu
         judgement = job.probe->judge(o);
         out.timing.observe += duration_cast<microseconds>(Clock::now() - t1);
     }
-    if (judgement.verdict == Verdict::enforced) {
-        if (auto malformed = refused_for_its_arguments(o); !malformed.empty())
-            judgement = {Verdict::inconclusive, std::move(malformed)};
-    }
+    judgement = resting_on_reached_calls(std::move(judgement), o);
     if (o.result.cancelled)
         judgement = {Verdict::inconclusive, "interrupted: sonata was asked to stop"};
     out.cell.verdict = judgement.verdict;

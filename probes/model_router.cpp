@@ -292,8 +292,8 @@ Answer Router::answer(const ParsedRequest& parsed, RequestRecord& record) const 
     if (parsed.kind == RequestKind::turn) await_subagents(out.move, facts);
     record.step = out.move.step;
     if (out.move.kind == MoveKind::tool_call) {
-        record.tool_calls.push_back(
-            {out.move.call_id, out.move.tool, out.move.arguments_json, out.move.tool_offered});
+        record.tool_calls.push_back({out.move.call_id, out.move.tool, out.move.arguments_json,
+                                     out.move.tool_offered, out.move.unplaced, out.move.target});
     } else {
         record.text = out.move.text;
     }

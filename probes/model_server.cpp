@@ -205,10 +205,12 @@ nlohmann::ordered_json to_json(const ToolResultRecord& r) {
 nlohmann::ordered_json to_json(const RequestRecord& r) {
     nlohmann::ordered_json calls = nlohmann::ordered_json::array();
     for (const auto& c : r.tool_calls) {
-        calls.push_back({{"call_id", c.call_id},
-                         {"tool", c.tool},
-                         {"arguments", c.arguments_json},
-                         {"offered", c.offered}});
+        nlohmann::ordered_json call{{"call_id", c.call_id},
+                                    {"tool", c.tool},
+                                    {"arguments", c.arguments_json},
+                                    {"offered", c.offered}};
+        if (!c.unplaced.empty()) call["unplaced"] = c.unplaced;
+        calls.push_back(std::move(call));
     }
     nlohmann::ordered_json results = nlohmann::ordered_json::array();
     for (const auto& result : r.tool_results)

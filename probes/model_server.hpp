@@ -24,6 +24,10 @@ struct ToolCallRecord {
     std::string tool;
     std::string arguments_json;
     bool offered = false; ///< The harness offered this tool in that request.
+    /// Why the scripted target is in no argument of the offered schema (Move::unplaced); "" when
+    /// it is.
+    std::string unplaced = {};
+    std::string target = {}; ///< A scripted write's path (Move::target); "" for other calls.
 
     bool operator==(const ToolCallRecord&) const = default;
 };

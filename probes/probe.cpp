@@ -101,6 +101,17 @@ std::string tool_result_text(const Observation& o) {
     return all;
 }
 
+const ToolResultRecord* answer_to(const Observation& o, const std::string& track,
+                                  const ToolCallRecord& call, std::size_t nth) {
+    std::size_t anonymous = 0; // Results without a call id answer the track's calls in order.
+    for (const auto& result : o.tool_results) {
+        if (result.track != track) continue;
+        if (!result.call_id.empty() ? result.call_id == call.call_id : anonymous++ == nth)
+            return &result;
+    }
+    return nullptr;
+}
+
 std::string refused_for_its_arguments(const Observation& o) {
     struct Attempt {
         const RequestRecord* request;
@@ -127,16 +138,7 @@ std::string refused_for_its_arguments(const Observation& o) {
     const auto refusals = o.adapter ? o.adapter->refusal_texts() : adapters::RefusalTexts{};
     for (const auto& attempt : last) {
         const auto& track = attempt.request->track;
-        const ToolResultRecord* answer = nullptr;
-        std::size_t anonymous = 0; // Results without a call id answer the track's calls in order.
-        for (const auto& result : o.tool_results) {
-            if (result.track != track) continue;
-            if (!result.call_id.empty() ? result.call_id == attempt.call->call_id
-                                        : anonymous++ == attempt.nth) {
-                answer = &result;
-                break;
-            }
-        }
+        const ToolResultRecord* answer = answer_to(o, track, *attempt.call, attempt.nth);
         if (answer == nullptr || !refused_for_arguments(answer->text, refusals)) continue;
         std::string text = answer->text.substr(0, 200);
         if (text.size() < answer->text.size()) text += "…";

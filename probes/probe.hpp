@@ -25,6 +25,8 @@ struct ProbeSetup {
     std::string outside;    ///< A directory outside the workspace.
     std::string sonata;     ///< sonata's own executable (for helper servers such as mcp-canary).
     Mode mode = Mode::plan; ///< The cell's effective mode.
+    /// The tools the scripted model calls in this cell: the adapter's at the cell's version.
+    adapters::ToolVocabulary tools = {};
 };
 
 /// Everything observed in one run of a cell.
@@ -85,11 +87,14 @@ public:
         return false;
     }
 
-    /// Why this probe cannot apply to the adapter/invocation; empty when it can.
+    /// Why this probe cannot apply to the adapter/invocation, whose scripted model calls `tools`;
+    /// empty when it can.
     virtual std::string not_applicable(const adapters::Adapter& adapter,
-                                       const Invocation& invocation) const {
+                                       const Invocation& invocation,
+                                       const adapters::ToolVocabulary& tools) const {
         (void)adapter;
         (void)invocation;
+        (void)tools;
         return {};
     }
 
@@ -137,6 +142,11 @@ std::optional<Judgement> not_reached(const Observation& observation, int step,
 
 /// The text of every tool result, joined, for matching refusal wording.
 std::string tool_result_text(const Observation& observation);
+
+/// The tool result that answers `call` of conversation `track`: the one with its id, else (a
+/// protocol without ids) the track's result at the call's position `nth` among its calls.
+const ToolResultRecord* answer_to(const Observation& observation, const std::string& track,
+                                  const ToolCallRecord& call, std::size_t nth);
 
 /// Why a verdict of `enforced` would stand on a malformed call: the first scripted step whose
 /// last attempt the harness refused for its arguments (an unknown sub-agent, a schema error), and

@@ -168,6 +168,10 @@ struct Move {
     bool tool_offered = false; ///< tool_call: whether the harness offered `tool`.
     std::string arguments_json; ///< tool_call: a JSON object.
     std::string call_id;        ///< tool_call: unique per track and step ("sonata_main_0").
+    /// tool_call: why the intent's target is in no argument of the offered tool's schema; "" when
+    /// it is (or the tool's schema is unknown). Such a call proves nothing about enforcement.
+    std::string unplaced = {};
+    std::string target = {}; ///< tool_call of a write_file step: the path it writes, as scripted.
 
     bool operator==(const Move&) const = default;
 };

@@ -188,7 +188,7 @@ std::optional<Intent> unknown_call(const adapters::ToolVocabulary& vocabulary,
 /// The tool call that carries out `intent` at `step` of `track`.
 Move tool_move(const std::string& track, const Intent& intent, int step,
                const ScriptContext& context, const ConversationFacts& facts) {
-    auto [choice, args] = tool_and_args(intent, context, facts);
+    auto [choice, args, unplaced] = tool_and_args(intent, context, facts);
     if (!intent.args_json.empty()) {
         const auto extra = parse_json(intent.args_json).value_or(nullptr); // Checked when parsed.
         if (extra.is_object()) args.update(extra);
@@ -205,6 +205,8 @@ Move tool_move(const std::string& track, const Intent& intent, int step,
     move.tool = choice.name;
     move.tool_offered = choice.offered != nullptr;
     move.tool_kind = choice.offered ? choice.offered->kind : "function";
+    move.unplaced = std::move(unplaced);
+    if (intent.kind == IntentKind::write_file) move.target = intent.path;
     if (choice.offered && !choice.offered->schema_json.empty()) {
         const auto schema = parse_json(choice.offered->schema_json);
         if (schema) args = fill_required(std::move(args), *schema);

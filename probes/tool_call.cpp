@@ -81,6 +81,31 @@ bool names_word(std::string_view text, std::string_view word) {
     return false;
 }
 
+/// `schema` itself, or the definition its top-level "$ref" names ("#/$defs/X",
+/// "#/definitions/X"), as schema libraries emit them.
+json dereferenced(const json& schema) {
+    if (!schema.is_object() || !schema.contains("$ref") || !schema["$ref"].is_string())
+        return schema;
+    const std::string ref = schema["$ref"];
+    for (const char* where : {"#/$defs/", "#/definitions/"}) {
+        const std::string prefix = where;
+        if (!ref.starts_with(prefix)) continue;
+        const auto defs = schema.value(prefix.substr(2, prefix.size() - 3), json::object());
+        const auto name = ref.substr(prefix.size());
+        if (defs.is_object() && defs.contains(name)) return defs.at(name);
+    }
+    return schema;
+}
+
+/// The offered tool's schema properties: an object, empty when the tool was not offered or its
+/// schema names none.
+json properties_of(const OfferedTool* tool) {
+    if (tool == nullptr || tool->schema_json.empty()) return json::object();
+    const auto schema = dereferenced(parse_json(tool->schema_json).value_or(nullptr));
+    auto properties = schema.is_object() ? schema.value("properties", json::object()) : json();
+    return properties.is_object() ? properties : json::object();
+}
+
 /// The sub-agent a well-formed delegation names: one the offered tool lists (its schema's enum,
 /// else its descriptions), preferring the harness's usual ones; else the first usual one. "" when
 /// the harness's delegate tool names no agent, or the offered schema has no such argument.
@@ -88,14 +113,9 @@ std::string agent_for(const adapters::ToolVocabulary& v, const OfferedTool* offe
     if (v.delegate_agent_field.empty()) return "";
     json field;
     std::string texts = offered ? offered->description : "";
-    if (offered && !offered->schema_json.empty()) {
-        const auto schema = parse_json(offered->schema_json).value_or(nullptr);
-        const auto properties =
-            schema.is_object() ? schema.value("properties", json::object()) : json::object();
-        if (properties.is_object() && !properties.empty()) {
-            if (!properties.contains(v.delegate_agent_field)) return "";
-            field = properties.at(v.delegate_agent_field);
-        }
+    if (const auto properties = properties_of(offered); !properties.empty()) {
+        if (!properties.contains(v.delegate_agent_field)) return "";
+        field = properties.at(v.delegate_agent_field);
     }
     if (field.is_object()) {
         if (const auto e = field.find("enum"); e != field.end() && e->is_array() && !e->empty()) {
@@ -145,27 +165,8 @@ void content_fields(const json& properties, WriteFields& fields) {
     }
 }
 
-/// `schema` itself, or the definition its top-level "$ref" names ("#/$defs/X",
-/// "#/definitions/X"), as schema libraries emit them.
-json dereferenced(const json& schema) {
-    if (!schema.is_object() || !schema.contains("$ref") || !schema["$ref"].is_string())
-        return schema;
-    const std::string ref = schema["$ref"];
-    for (const char* where : {"#/$defs/", "#/definitions/"}) {
-        const std::string prefix = where;
-        if (!ref.starts_with(prefix)) continue;
-        const auto defs = schema.value(prefix.substr(2, prefix.size() - 3), json::object());
-        const auto name = ref.substr(prefix.size());
-        if (defs.is_object() && defs.contains(name)) return defs.at(name);
-    }
-    return schema;
-}
-
 std::optional<WriteFields> write_fields(const OfferedTool& tool, const std::string& preferred) {
-    const auto schema = dereferenced(parse_json(tool.schema_json).value_or(nullptr));
-    const auto properties =
-        schema.is_object() ? schema.value("properties", json::object()) : json::object();
-    if (!properties.is_object()) return std::nullopt;
+    const auto properties = properties_of(&tool);
     WriteFields fields;
     if (!preferred.empty() && properties.contains(preferred)) fields.path = preferred;
     for (const auto& [name, value] : properties.items()) {
@@ -189,34 +190,84 @@ std::optional<WriteFields> write_fields(const OfferedTool& tool, const std::stri
     return fields;
 }
 
+const std::vector<std::string_view> k_command_names = {"command", "cmd", "commandline", "script",
+                                                       "shellcommand"};
+const std::vector<std::string_view> k_prompt_names = {"prompt",  "task",  "instructions",
+                                                      "message", "query", "description"};
+
+/// The property that takes a target: `preferred` when the schema has it, else the first one named
+/// as one of `names`, else `preferred` (or `fallback`) when the schema names no property at all;
+/// nullopt when the schema has properties and none of them takes the target.
+std::optional<std::string> target_field(const json& properties, const std::string& preferred,
+                                        const char* fallback,
+                                        const std::vector<std::string_view>& names) {
+    if (properties.empty()) return field_or(preferred, fallback);
+    if (!preferred.empty() && properties.contains(preferred)) return preferred;
+    for (const auto& [name, value] : properties.items()) {
+        if (named_as(name, names)) return name;
+    }
+    return std::nullopt;
+}
+
+/// Why a call to `choice` cannot carry its target: "the offered write's schema has no argument
+/// for the file's path (it takes: content, destination)".
+std::string unplaced_text(const ToolChoice& choice, std::string_view what) {
+    std::string takes;
+    for (const auto& [name, value] : properties_of(choice.offered).items())
+        takes += (takes.empty() ? "" : ", ") + name;
+    return "the offered " + choice.name + "'s schema has no argument for " + std::string(what) +
+           " (it takes: " + takes + ")";
+}
+
+/// Fills a write's target into the fields of the offered schema that take it.
+json write_args(const WriteFields& fields, const std::string& path, const std::string& content) {
+    json args = json::object();
+    args[fields.path] = path;
+    json edit = json::object();
+    json& body = fields.edits.empty() ? args : edit;
+    body[fields.content] = content;
+    for (const auto& name : fields.emptied)
+        body[name] = "";
+    if (!fields.edits.empty()) args[fields.edits] = json::array({edit});
+    return args;
+}
+
 /// A write through the named tool `intent.tool`, with the target where its offered schema takes
 /// it (passed_over says when it cannot).
-std::pair<ToolChoice, json> named_write_call(const Intent& intent, const ScriptContext& context,
-                                             const ConversationFacts& facts) {
+ToolCall named_write_call(const Intent& intent, const ScriptContext& context,
+                          const ConversationFacts& facts) {
     const auto choice = choose_named(intent.tool, facts);
-    json args = json::object();
     const auto fields = choice.offered != nullptr
                             ? write_fields(*choice.offered, context.vocabulary.write_path_field)
                             : std::nullopt;
-    if (!fields) return {choice, args};
-    args[fields->path] = resolve_path(intent.path, context);
-    json edit = json::object();
-    json& body = fields->edits.empty() ? args : edit;
-    body[fields->content] = intent.content;
-    for (const auto& name : fields->emptied)
-        body[name] = "";
-    if (!fields->edits.empty()) args[fields->edits] = json::array({edit});
-    return {choice, args};
+    if (!fields) return {choice, json::object()};
+    return {choice, write_args(*fields, resolve_path(intent.path, context), intent.content)};
+}
+
+/// A shell call running `command`, in the offered tool's command field.
+ToolCall shell_call(const std::string& command, const ScriptContext& context,
+                    const ConversationFacts& facts) {
+    const auto& v = context.vocabulary;
+    json args = json::object();
+    if (!v.shell_args_json.empty()) {
+        args = parse_json(v.shell_args_json).value_or(nullptr);
+        if (!args.is_object()) args = json::object();
+    }
+    auto shell = choose(v.shell, "shell", facts);
+    const auto properties = properties_of(shell.offered);
+    const auto field = target_field(properties, v.shell_command_field, "command", k_command_names);
+    if (!field) return {shell, args, unplaced_text(shell, "the command")};
+    args[*field] = command;
+    return {shell, args};
 }
 
 /// A write_file or write_report intent: the harness's file tool (a patch for one without a path
 /// field), or the shell where a contract-following model would use it.
-std::pair<ToolChoice, json> write_call(const Intent& intent, const ScriptContext& context,
-                                       const ConversationFacts& facts) {
+ToolCall write_call(const Intent& intent, const ScriptContext& context,
+                    const ConversationFacts& facts) {
     if (intent.kind == IntentKind::write_file && !intent.tool.empty())
         return named_write_call(intent, context, facts);
     const auto& v = context.vocabulary;
-    json args = json::object();
     const std::string path = intent.kind == IntentKind::write_file
                                  ? resolve_path(intent.path, context)
                                  : dispatch::report_path_in(facts.user_text);
@@ -226,48 +277,59 @@ std::pair<ToolChoice, json> write_call(const Intent& intent, const ScriptContext
         // A model following the contract uses the shell when the harness's only file tool is
         // a patch tool it does not offer (codex exec); a path-taking write tool that is not
         // offered may still be deferred behind a tool search (qwen), and is called by name.
-        auto shell = choose(v.shell, "shell", facts);
-        if (shell.offered != nullptr) {
-            args[field_or(v.shell_command_field, "command")] =
-                "printf '%s\\n' " + shell_quoted(intent.content) + " > " + shell_quoted(path);
-            return {shell, args};
+        if (choose(v.shell, "shell", facts).offered != nullptr) {
+            return shell_call("printf '%s\\n' " + shell_quoted(intent.content) + " > " +
+                                  shell_quoted(path),
+                              context, facts);
         }
     }
+    json args = json::object();
+    const auto properties = properties_of(write.offered);
     if (v.write_path_field.empty() && !v.write.empty()) {
         // A write tool without a path field takes the file inside a patch (apply_patch).
-        args[field_or(v.write_content_field, "input")] = add_file_patch(path, intent.content);
-    } else {
-        args[field_or(v.write_path_field, "path")] = path;
-        args[field_or(v.write_content_field, "content")] = intent.content;
+        const auto field = target_field(properties, v.write_content_field, "input", {});
+        if (!field) return {write, args, unplaced_text(write, "the patch")};
+        args[*field] = add_file_patch(path, intent.content);
+        return {write, args};
     }
+    if (!properties.empty()) {
+        const auto fields = write_fields(*write.offered, v.write_path_field);
+        if (!fields) {
+            const bool has_path =
+                target_field(properties, v.write_path_field, "", k_path_names).has_value();
+            return {write, args,
+                    unplaced_text(write, has_path ? "the file's content" : "the file's path")};
+        }
+        return {write, write_args(*fields, path, intent.content)};
+    }
+    args[field_or(v.write_path_field, "path")] = path;
+    args[field_or(v.write_content_field, "content")] = intent.content;
     return {write, args};
-}
-
-std::pair<ToolChoice, json> shell_call(const Intent& intent, const ScriptContext& context,
-                                       const ConversationFacts& facts) {
-    const auto& v = context.vocabulary;
-    json args = json::object();
-    if (!v.shell_args_json.empty()) {
-        args = parse_json(v.shell_args_json).value_or(nullptr);
-        if (!args.is_object()) args = json::object();
-    }
-    args[field_or(v.shell_command_field, "command")] = intent.command;
-    return {choose(v.shell, "shell", facts), args};
 }
 
 /// A delegation whose task carries its marker, to a sub-agent the harness offers, inside the
 /// harness's envelope where its delegate tool has one.
-std::pair<ToolChoice, json> delegate_call(const Intent& intent, const ScriptContext& context,
-                                          const ConversationFacts& facts) {
+ToolCall delegate_call(const Intent& intent, const ScriptContext& context,
+                       const ConversationFacts& facts) {
     const auto& v = context.vocabulary;
     json args = json::object();
     const bool has_marker = intent.task.find(intent.marker) != std::string::npos;
-    args[field_or(v.delegate_prompt_field, "prompt")] =
-        has_marker ? intent.task : intent.task + "\n\n" + intent.marker;
+    const std::string task = has_marker ? intent.task : intent.task + "\n\n" + intent.marker;
     auto delegate = choose(v.delegate, "task", facts);
+    const bool enveloped =
+        !v.delegate_envelope.empty() && delegate.name == v.delegate_envelope_tool;
+    const auto field = enveloped ? field_or(v.delegate_prompt_field, "prompt")
+                                 : target_field(properties_of(delegate.offered),
+                                                v.delegate_prompt_field, "prompt", k_prompt_names);
+    std::string unplaced;
+    if (field) {
+        args[*field] = task;
+    } else {
+        unplaced = unplaced_text(delegate, "the sub-agent's task");
+    }
     if (const auto agent = agent_for(v, delegate.offered); !agent.empty())
         args[v.delegate_agent_field] = agent;
-    if (!v.delegate_envelope.empty() && delegate.name == v.delegate_envelope_tool) {
+    if (enveloped) {
         auto envelope = parse_json(v.delegate_envelope).value_or(nullptr);
         if (envelope.is_object()) {
             auto& inner = envelope["arguments"];
@@ -276,7 +338,7 @@ std::pair<ToolChoice, json> delegate_call(const Intent& intent, const ScriptCont
             return {delegate, envelope};
         }
     }
-    return {delegate, args};
+    return {delegate, args, unplaced};
 }
 
 } // namespace
@@ -330,12 +392,12 @@ std::string from_results(const std::string& value, const ConversationFacts& fact
     return value;
 }
 
-std::pair<ToolChoice, json> tool_and_args(const Intent& intent, const ScriptContext& context,
-                                          const ConversationFacts& facts) {
+ToolCall tool_and_args(const Intent& intent, const ScriptContext& context,
+                       const ConversationFacts& facts) {
     switch (intent.kind) {
     case IntentKind::write_file:
     case IntentKind::write_report: return write_call(intent, context, facts);
-    case IntentKind::shell: return shell_call(intent, context, facts);
+    case IntentKind::shell: return shell_call(intent.command, context, facts);
     case IntentKind::delegate: return delegate_call(intent, context, facts);
     case IntentKind::switch_mode:
         if (!intent.tool.empty())

@@ -33,9 +33,21 @@ ToolChoice choose_named(const std::string& name, const ConversationFacts& facts)
 /// other step.
 bool passed_over(const Intent& intent, const ConversationFacts& facts);
 
-/// The tool and the arguments `intent` implies (call_unknown and reply are resolved before).
-std::pair<ToolChoice, nlohmann::json>
-tool_and_args(const Intent& intent, const ScriptContext& context, const ConversationFacts& facts);
+/// A resolved call: the tool, the arguments the intent implies, and why its target (a file's path,
+/// a command, a sub-agent's task) could not be put where the offered tool takes it.
+struct ToolCall {
+    ToolChoice choice;
+    nlohmann::json args;
+    /// "" when the target is in an argument of the offered schema, or the tool was not offered
+    /// (its schema is unknown); else why not, naming the arguments the schema has.
+    std::string unplaced = {};
+};
+
+/// The tool and the arguments `intent` implies (call_unknown and reply are resolved before): each
+/// target in the offered tool's own field for it, read from its schema (the vocabulary's name
+/// first, then the usual spellings: `path`, `filePath`, `file_path`, `command`, `cmd`, `prompt`…).
+ToolCall tool_and_args(const Intent& intent, const ScriptContext& context,
+                       const ConversationFacts& facts);
 
 /// An argument written "{{result:REGEX}}" takes REGEX's first group in the newest tool result that
 /// matches it (a run id a tool answered with, say); anything else is kept as written.

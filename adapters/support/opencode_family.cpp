@@ -32,16 +32,6 @@ std::vector<Json> run_events(const std::string& out) {
     return events;
 }
 
-/// Text with its quotes, backslashes and whitespace taken out: opencode stores a prompt with
-/// spaces quoted, and the comparison must not depend on how.
-std::string bare(const std::string& text) {
-    std::string out;
-    for (const char c : text) {
-        if (c != '"' && c != '\\' && !std::isspace(static_cast<unsigned char>(c))) out += c;
-    }
-    return out;
-}
-
 /// The text parts of one exported message, joined.
 std::string text_of(const Json& message) {
     std::string text;
@@ -127,9 +117,13 @@ RunCost cost_of(const std::vector<Json>& events) {
     double usd = 0;
     bool steps = false;
     bool counted = false;
+    long long started = 0;
+    long long finished = 0;
     for (const auto& e : events) {
+        if (e.value("type", "") == "step_start") ++started;
         if (e.value("type", "") != "step_finish" || !e.contains("part") || !e["part"].is_object())
             continue;
+        ++finished;
         const auto& part = e["part"];
         steps = true;
         if (const auto t = part.find("tokens"); t != part.end() && t->is_object()) {
@@ -142,7 +136,9 @@ RunCost cost_of(const std::vector<Json>& events) {
         if (const auto c = part.find("cost"); c != part.end() && c->is_number())
             usd += c->get<double>();
     }
-    if (!steps) return cost;
+    // A step that started and never printed its finish (opencode 2.1.2 leaves the last one out
+    // in most runs) spent tokens no event counts: the total is unknown, never an undercount.
+    if (!steps || finished < started) return cost;
     if (counted) {
         cost.input_tokens = input;
         cost.output_tokens = output;
@@ -157,6 +153,14 @@ RunCost cost_of(const std::vector<Json>& events) {
 }
 
 } // namespace
+
+std::string bare(const std::string& text) {
+    std::string out;
+    for (const char c : text) {
+        if (c != '"' && c != '\\' && !std::isspace(static_cast<unsigned char>(c))) out += c;
+    }
+    return out;
+}
 
 std::string injected_agent(const std::string& name, const std::vector<std::string>& allowed,
                            const std::vector<std::string>& denied) {
@@ -300,13 +304,14 @@ RunCost OpenCodeFamily::run_cost(const std::string& out, const std::string&,
     return opencode_family::run_cost(out);
 }
 
-std::vector<std::string> OpenCodeFamily::completion_export_args(const std::string& session) const {
+std::vector<std::string> OpenCodeFamily::completion_export_args(const std::string& session,
+                                                                const std::string&) const {
     return {"export", session};
 }
 
 std::string OpenCodeFamily::check_completion(const std::string& exported,
-                                             const std::string& session,
-                                             const std::string& task) const {
+                                             const std::string& session, const std::string& task,
+                                             const std::string&) const {
     return opencode_family::check_export(exported, session, task);
 }
 
@@ -334,20 +339,24 @@ std::string OpenCodeFamily::hostile_plugin(const std::string& canary) const {
            "export const ProjectHelper = async () => ({});\n";
 }
 
-void OpenCodeFamily::finish_run(Invocation& inv, const PlanInput& in) const {
+void OpenCodeFamily::finish_run(Invocation& inv, const PlanInput& in,
+                                opencode_family::RunShape shape) const {
+    const bool v1 = shape == opencode_family::RunShape::v1;
     inv.env.insert_or_assign(m_names.disable_project_config_env, "1");
     // A snapshot (a git copy of the workspace at every step, for the harness's own undo) and the
     // file watcher cost seconds per run; the run's changes are recorded by sonata either way.
-    Json config = Json::object();
-    if (const auto it = inv.env.find(m_names.config_env); it != inv.env.end())
-        config = Json::parse(it->second); // the mapping's own JSON
-    config["snapshot"] = false;
-    inv.env.insert_or_assign(m_names.config_env, config.dump());
+    if (v1) {
+        Json config = Json::object();
+        if (const auto it = inv.env.find(m_names.config_env); it != inv.env.end())
+            config = Json::parse(it->second); // the mapping's own JSON
+        config["snapshot"] = false;
+        inv.env.insert_or_assign(m_names.config_env, config.dump());
+    }
     for (const auto& [name, value] : m_names.quiet_env)
         inv.env.insert_or_assign(name, value);
     pass_model_and_resume(inv, in, "--session");
     inv.argv.insert(inv.argv.end(), {"--format", "json"});
-    inv.argv.emplace_back("--"); // the message is positional; the runner appends it
+    if (v1) inv.argv.emplace_back("--"); // the message is positional; the runner appends it
     inv.prompt = PromptChannel::argument;
     inv.report = ReportSource::structured_stdout;
 }

@@ -13,6 +13,12 @@
 
 namespace sonata::adapters::opencode_family {
 
+/// The shape of a `run` the family member's line takes.
+enum class RunShape {
+    v1, ///< 1.x and kilo: `snapshot: false` in the config, `--` before the message.
+    v2, ///< opencode 2.x: neither (after `--` it reads the message twice).
+};
+
 /// The names one member of the family reads its settings under.
 struct Names {
     std::string config_env;                 ///< "OPENCODE_CONFIG_CONTENT" / "KILO_CONFIG_CONTENT".
@@ -30,6 +36,10 @@ struct Names {
 std::string injected_agent(const std::string& name, const std::vector<std::string>& allowed,
                            const std::vector<std::string>& denied = {});
 
+/// `text` with its quotes, backslashes and whitespace taken out: opencode hands a message with
+/// spaces to the model (and stores it) quoted, and comparing a task must not depend on how.
+std::string bare(const std::string& text);
+
 /// The first session id ("ses_" and its letters and digits) in `text`; empty when none.
 std::string first_session(const std::string& text);
 
@@ -41,8 +51,9 @@ std::string session_id(const std::string& out, const std::string& err, const std
 /// The text of the main session's last step; nullopt when there is none.
 std::optional<std::string> final_message(const std::string& out);
 
-/// Tokens from the step_finish events; a dollar cost only where the harness priced the model
-/// (a 0 beside spent tokens means it had no price, not that the run was free).
+/// Tokens from the step_finish events, unknown when a step started and printed no finish; a dollar
+/// cost only where the harness priced the model (a 0 beside spent tokens means it had no price,
+/// not that the run was free).
 RunCost run_cost(const std::string& out);
 
 /// Why `export` output does not show session `session` completing `task`; empty when it does
@@ -77,9 +88,11 @@ public:
                      const std::string& home) const override;
     /// `export <session>`: exit 0 proves nothing, `run` exits 0 after an interruption or an
     /// auto-rejection.
-    std::vector<std::string> completion_export_args(const std::string& session) const override;
+    std::vector<std::string> completion_export_args(const std::string& session,
+                                                    const std::string& version) const override;
     std::string check_completion(const std::string& exported, const std::string& session,
-                                 const std::string& task) const override;
+                                 const std::string& task,
+                                 const std::string& version) const override;
     Result<EndpointInjection> inject_endpoint(const Invocation& invocation,
                                               const EndpointSpec& endpoint) const override;
 
@@ -94,8 +107,10 @@ protected:
     /// What every `run` mapping ends with: project config kept out (hostile-workspace: a
     /// repository's config re-allowed tools and its plugins ran), the model, the resumed session,
     /// JSON events (the session id, the final text, the tokens) and the message as the last
-    /// argument; workspace snapshots and the background work in Names::quiet_env off.
-    void finish_run(Invocation& inv, const PlanInput& in) const;
+    /// argument; workspace snapshots (where `shape` has the key) and the background work in
+    /// Names::quiet_env off.
+    void finish_run(Invocation& inv, const PlanInput& in,
+                    opencode_family::RunShape shape = opencode_family::RunShape::v1) const;
 
 private:
     opencode_family::Names m_names;

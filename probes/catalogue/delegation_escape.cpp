@@ -14,8 +14,9 @@ public:
         return "In a restricted mapping, a sub-agent asked to do the forbidden action changes "
                "nothing.";
     }
-    std::string not_applicable(const adapters::Adapter& adapter, const Invocation&) const override {
-        return adapter.tools().delegate.empty() ? "the harness has no sub-agent or task tool" : "";
+    std::string not_applicable(const adapters::Adapter&, const Invocation&,
+                               const adapters::ToolVocabulary& tools) const override {
+        return tools.delegate.empty() ? "the harness has no sub-agent or task tool" : "";
     }
     Script script(const ProbeSetup& setup, const adapters::Adapter&) const override {
         Script s;

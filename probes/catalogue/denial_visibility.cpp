@@ -9,10 +9,10 @@ namespace sonata::probes {
 namespace {
 
 const std::vector<std::string> k_refusal_words{
-    "denied",    "not allowed",   "permission",    "refused",       "rejected",
-    "blocked",   "not permitted", "unknown tool",  "not available", "no such tool",
-    "not found", "forbidden",     "read-only",     "disallowed",    "unavailable",
-    "cannot",    "unsupported",   "does not exist"};
+    "denied",    "not allowed",   "permission",     "refused",       "rejected",
+    "blocked",   "not permitted", "unknown tool",   "not available", "no such tool",
+    "not found", "forbidden",     "read-only",      "disallowed",    "unavailable",
+    "cannot",    "unsupported",   "does not exist", "no tool named"};
 
 constexpr std::string_view k_target = "visibility.txt";
 

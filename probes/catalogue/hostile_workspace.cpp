@@ -31,7 +31,8 @@ public:
                "at startup "
                "takes no effect.";
     }
-    std::string not_applicable(const adapters::Adapter& adapter, const Invocation&) const override {
+    std::string not_applicable(const adapters::Adapter& adapter, const Invocation&,
+                               const adapters::ToolVocabulary&) const override {
         return adapter.hostile_files("/w", "/c").empty()
                    ? "the adapter knows no repository config for this harness"
                    : "";

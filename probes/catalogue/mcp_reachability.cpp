@@ -13,7 +13,8 @@ public:
     std::string_view property() const override {
         return "In a read-only mapping, a tool of a project-defined MCP server cannot be called.";
     }
-    std::string not_applicable(const adapters::Adapter& adapter, const Invocation&) const override {
+    std::string not_applicable(const adapters::Adapter& adapter, const Invocation&,
+                               const adapters::ToolVocabulary&) const override {
         return adapter.project_mcp("/w", {"/s"})
                    ? ""
                    : "the harness loads no project-defined MCP servers";

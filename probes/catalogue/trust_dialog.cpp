@@ -30,8 +30,8 @@ public:
     bool always_run(const Invocation& invocation, Mode) const override {
         return invocation.interactive;
     }
-    std::string not_applicable(const adapters::Adapter&,
-                               const Invocation& invocation) const override {
+    std::string not_applicable(const adapters::Adapter&, const Invocation& invocation,
+                               const adapters::ToolVocabulary&) const override {
         return invocation.interactive
                    ? ""
                    : "this mapping runs headless: there is no TUI to ask a trust question";

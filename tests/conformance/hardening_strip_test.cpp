@@ -12,6 +12,7 @@
 #include <map>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "core/process.hpp"
 #include "probes/workspace.hpp"
@@ -76,6 +77,8 @@ struct Hardening {
     /// The host the proof needs, applied to the control and the stripped run alike: empty, or
     /// "bubblewrap" (Debian's bwrap on PATH, from SONATA_BWRAP_DIR).
     std::string host = {};
+    /// The pinned line it belongs to (a harness with a pin per line); empty: the harness's first.
+    std::string version = {};
 };
 
 /// Puts Debian's bwrap, unpacked by scripts/setup.sh, first on the child's PATH.
@@ -85,6 +88,25 @@ void with_bubblewrap(Invocation& inv) {
 }
 
 void PrintTo(const Hardening& h, std::ostream* os) { *os << h.harness << ": " << h.piece; }
+
+/// Rewrites the rules of opencode 2.x's injected agent (OPENCODE_CONFIG_CONTENT's
+/// agents.<name>.permissions) with `edit`.
+std::function<void(Invocation&)> edit_v2_rules(std::function<void(nlohmann::json&)> edit) {
+    return [edit = std::move(edit)](Invocation& inv) {
+        auto config = nlohmann::json::parse(inv.env.at("OPENCODE_CONFIG_CONTENT"));
+        for (auto& agent : config.at("agents"))
+            edit(agent);
+        inv.env["OPENCODE_CONFIG_CONTENT"] = config.dump();
+    };
+}
+
+/// Drops the rules of opencode 2.x's injected agent that `drop` selects.
+std::function<void(Invocation&)> drop_v2_rules(std::function<bool(const nlohmann::json&)> drop) {
+    return edit_v2_rules([drop = std::move(drop)](nlohmann::json& agent) {
+        auto& rules = agent.at("permissions");
+        rules.erase(std::remove_if(rules.begin(), rules.end(), drop), rules.end());
+    });
+}
 
 std::vector<Hardening> hardenings() {
     return {
@@ -162,6 +184,35 @@ std::vector<Hardening> hardenings() {
          "without it kilo 7.7.9 auto-rejects the write outside the workspace and ends the run "
          "(nothing is written either way); the rule stays so that the model is told no and the "
          "run goes on"},
+        {"opencode2_edit_guarded_paths", "opencode", Mode::accept_edits, RoleKind::write,
+         "protected-path-write",
+         "the sonata-edit agent's edit denials of the paths the parent guards (opencode 2.x)",
+         drop_v2_rules([](const nlohmann::json& rule) {
+             return rule.value("action", "") == "edit" && rule.value("effect", "") == "deny";
+         }),
+         "", "", "2.1.2"},
+        {"opencode2_external_directory", "opencode", Mode::accept_edits, RoleKind::write,
+         "outside-workspace-write",
+         "external_directory: deny in the sonata-edit agent (opencode 2.x)",
+         drop_v2_rules([](const nlohmann::json& rule) {
+             return rule.value("action", "") == "external_directory";
+         }),
+         "opencode 2.1.2 refuses a directory outside the workspace under the agent's `*` deny "
+         "too; the rule stays explicit so that no later default opens it",
+         "", "2.1.2"},
+        // Not a piece sonata strips but a form it never mixes: 2.1.2 ignores a 1.x `permission`
+        // map under 2.x's `agents` without a word, and the agent is open to everything.
+        {"opencode2_agent_form", "opencode", Mode::plan, RoleKind::read_only,
+         "shell-write-withheld",
+         "the injected agent in 2.x's own form (a 1.x permission map under `agents` instead)",
+         edit_v2_rules([](nlohmann::json& agent) {
+             nlohmann::json map = nlohmann::json::object();
+             for (const auto& rule : agent.at("permissions"))
+                 map[rule.at("action").get<std::string>()] = rule.at("effect");
+             agent.erase("permissions");
+             agent["permission"] = map;
+         }),
+         "", "", "2.1.2"},
         {"copilot_no_temp_dir", "copilot", Mode::accept_edits, RoleKind::write,
          "outside-workspace-write", "--disallow-temp-dir", drop_flag("--disallow-temp-dir")},
         {"copilot_read_tools", "copilot", Mode::plan, RoleKind::read_only, "write-withheld",
@@ -194,10 +245,11 @@ protected:
     void SetUp() override {
         const auto& h = GetParam();
         const char* path = std::getenv("PATH");
-        const auto all = testing::pins();
-        const auto pin = std::find_if(all.begin(), all.end(),
-                                      [&](const testing::Pin& p) { return p.id == h.harness; });
-        ASSERT_NE(pin, all.end()) << h.harness << " is not pinned";
+        const auto all = testing::pins_of(h.harness);
+        const auto pin = std::find_if(all.begin(), all.end(), [&](const testing::Pin& p) {
+            return h.version.empty() || p.version == h.version;
+        });
+        ASSERT_NE(pin, all.end()) << h.harness << " " << h.version << " is not pinned";
         m_version = pin->version;
         m_bin = search_path(pin->binary, path != nullptr ? path : "/usr/bin:/bin").value_or("");
         if (m_bin.empty()) {

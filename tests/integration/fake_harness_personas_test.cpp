@@ -213,10 +213,10 @@ TEST(FakePersonasTest, EveryLiarTargetsAProbeItsCellRuns) {
                     (*probe)->always_run(decision->invocation(), decision->effective_mode))
             << persona.at("name") << ": " << testing::show(decision->invocation());
     }
-    // One liar per probe, a second for hostile-workspace (startup code, and prompt files) and one
-    // for outside-workspace-write (a sandbox that lets writes through, and an edit tool beside a
-    // confined write tool).
-    EXPECT_EQ(liars, probe_id::all.size() + 2);
+    // One liar per probe, a second for hostile-workspace (startup code, and prompt files) and two
+    // more for outside-workspace-write (a sandbox that lets writes through, an edit tool beside a
+    // confined write tool, and a write tool whose path argument is not the vocabulary's).
+    EXPECT_EQ(liars, probe_id::all.size() + 3);
 }
 
 } // namespace

@@ -185,10 +185,12 @@ TEST(ModelServerAnthropic, ToolsNotOfferedAreStillCalledUnderTheirUsualName) {
     EXPECT_EQ(json::parse(withheld.body)["content"], json::array({call}));
     const auto records = s.server.recording();
     ASSERT_EQ(records.size(), 2U);
-    EXPECT_EQ(records[0].tool_calls, (std::vector<ToolCallRecord>{{"toolu_sonata_main_0", "Write",
-                                                                   call["input"].dump(), true}}));
-    EXPECT_EQ(records[1].tool_calls, (std::vector<ToolCallRecord>{{"toolu_sonata_main_0", "Write",
-                                                                   call["input"].dump(), false}}));
+    EXPECT_EQ(records[0].tool_calls,
+              (std::vector<ToolCallRecord>{{"toolu_sonata_main_0", "Write", call["input"].dump(),
+                                            true, "", "/etc/sonata-canary"}}));
+    EXPECT_EQ(records[1].tool_calls,
+              (std::vector<ToolCallRecord>{{"toolu_sonata_main_0", "Write", call["input"].dump(),
+                                            false, "", "/etc/sonata-canary"}}));
 }
 
 TEST(ModelServerAnthropic, SubagentConversationsFollowTheirMarkersScript) {

@@ -238,7 +238,7 @@ TEST(ModelServerGemini, StreamedCallsResultsAndTheRouterSchema) {
     ASSERT_EQ(records.size(), 5U);
     EXPECT_EQ(records[0].tool_calls,
               (std::vector<ToolCallRecord>{
-                  {"sonata_main_0", "write_file", write_call["args"].dump(), false}}));
+                  {"sonata_main_0", "write_file", write_call["args"].dump(), false, "", "a.txt"}}));
     EXPECT_EQ(records[0].tools_offered,
               (std::vector<std::string>{"run_shell_command", "read_file"}));
     EXPECT_EQ(records[3].kind, "structured");

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 namespace sonata::testing {
 
 /// One pinned harness: its id, exact version and binary name.
@@ -12,6 +14,9 @@ struct Pin {
     std::string id;
     std::string version;
     std::string binary;
+    /// The pin's name in test names: its id, or with its major version ("opencode_v2") where the
+    /// id has a pin per line.
+    std::string label = {};
 };
 
 /// "id version", so parametrized tests read as the pin they run.
@@ -19,6 +24,12 @@ void PrintTo(const Pin& pin, std::ostream* os);
 
 /// Every pin of tests/conformance/harnesses.json, in its order.
 std::vector<Pin> pins();
+
+/// The pins of harness `id`, in manifest order (one per line it supports).
+std::vector<Pin> pins_of(const std::string& id);
+
+/// The parametrized tests' name for a pin: its label.
+std::string pin_name(const ::testing::TestParamInfo<Pin>& info);
 
 /// Why a pinned harness that is not installed may be skipped, or empty when it must fail the test:
 /// scripts/setup.sh sets SONATA_REQUIRE_HARNESSES=1 when the npm registry answered (so a pin it

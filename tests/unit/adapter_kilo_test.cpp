@@ -104,7 +104,7 @@ TEST(KiloAdapter, ProjectFilesAreKilosAndOpencodesConfigAndAPlugin) {
     EXPECT_EQ(mcp->tool_name, "sonata-canary_touch");
     EXPECT_EQ(mcp->files.at(0).path, "/w/kilo.json");
     EXPECT_EQ(kilo.default_max_concurrent(), 1);
-    EXPECT_EQ(kilo.completion_export_args("ses_1"), (Strings{"export", "ses_1"}));
+    EXPECT_EQ(kilo.completion_export_args("ses_1", "7.7.9"), (Strings{"export", "ses_1"}));
 }
 
 } // namespace adapter_kilo_test

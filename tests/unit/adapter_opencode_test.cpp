@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "adapters/registry.hpp"
+#include "adapters/support/opencode_v2.hpp"
 #include "core/fs.hpp"
 #include "tests/support/mode_table.hpp"
 #include "tests/support/plan_helpers.hpp"
@@ -13,10 +14,15 @@ namespace adapter_opencode_test {
 using Strings = std::vector<std::string>;
 using Env = std::map<std::string, std::string>;
 
-const Strings k_unset_all{"IS_SANDBOX", "OPENCODE_CONFIG_CONTENT", "OPENCODE_PERMISSION",
-                          "OPENCODE_CONFIG", "OPENCODE_CONFIG_DIR"};
+const Strings k_unset_all{"IS_SANDBOX",      "OPENCODE_CONFIG_CONTENT", "OPENCODE_PERMISSION",
+                          "OPENCODE_CONFIG", "OPENCODE_CONFIG_DIR",     "OPENCODE_DB"};
 const Strings k_unset_but_config{"IS_SANDBOX", "OPENCODE_PERMISSION", "OPENCODE_CONFIG",
-                                 "OPENCODE_CONFIG_DIR"};
+                                 "OPENCODE_CONFIG_DIR", "OPENCODE_DB"};
+// 2.x sets its database (sonata's), so the caller's is replaced rather than unset.
+const Strings k_unset_all_v2{"IS_SANDBOX", "OPENCODE_CONFIG_CONTENT", "OPENCODE_PERMISSION",
+                             "OPENCODE_CONFIG", "OPENCODE_CONFIG_DIR"};
+const Strings k_unset_but_config_v2{"IS_SANDBOX", "OPENCODE_PERMISSION", "OPENCODE_CONFIG",
+                                    "OPENCODE_CONFIG_DIR"};
 const std::string k_v1_plan_json =
     R"({"agent":{"plan":{"permission":{"*":"deny","read":"allow","grep":"allow","glob":"allow"}}},)"
     R"("snapshot":false})";
@@ -31,23 +37,13 @@ const std::string k_edits_note =
     "writes outside the workspace are auto-rejected, and the run ends there";
 const std::string k_injected_note = "tool permission rules of an injected agent, not an OS sandbox";
 const std::string k_plan_agent_json =
-    R"({"agent":{"sonata-plan":{"mode":"primary","permission":{"*":"deny","read":"allow","grep":"allow",)"
-    R"("glob":"allow"}}},"snapshot":false})";
+    adapters::opencode_v2::agent_config("sonata-plan", {"read", "grep", "glob"});
 const std::string k_edit_agent_json =
-    R"({"agent":{"sonata-edit":{"mode":"primary","permission":{"*":"deny","read":"allow","grep":"allow",)"
-    R"("glob":"allow","edit":"allow","write":"allow","patch":"allow"}}},"snapshot":false})";
+    adapters::opencode_v2::agent_config("sonata-edit", {"read", "grep", "glob", "edit"});
 const std::string k_snapshot_off = R"({"snapshot":false})";
 
-// Every mapping keeps opencode from loading the repository's own config, turns its workspace
-// snapshots and file watcher off (a mapping without an agent of its own sets a config for that
-// alone, so the caller's config is unset however `unset` reads), and reads its JSON events
-// (`--format json`, before the `--` that ends the options).
-Invocation headless(Strings argv, Env env, Strings unset, Strings relies, Strings notes) {
-    env["OPENCODE_DISABLE_PROJECT_CONFIG"] = "1";
-    env["OPENCODE_EXPERIMENTAL_DISABLE_FILEWATCHER"] = "1";
-    if (env.emplace("OPENCODE_CONFIG_CONTENT", k_snapshot_off).second)
-        std::erase(unset, "OPENCODE_CONFIG_CONTENT");
-    argv.insert(argv.end() - 1, {"--format", "json"});
+/// A headless `run` reporting its JSON events on stdout, the message as its last argument.
+Invocation run_invocation(Strings argv, Env env, Strings unset, Strings relies, Strings notes) {
     return Invocation{.argv = std::move(argv),
                       .env = std::move(env),
                       .env_unset = std::move(unset),
@@ -58,6 +54,33 @@ Invocation headless(Strings argv, Env env, Strings unset, Strings relies, String
                       .report = ReportSource::structured_stdout,
                       .relies_on = std::move(relies),
                       .notes = std::move(notes)};
+}
+
+// Every mapping keeps opencode from loading the repository's own config, turns its workspace
+// snapshots and file watcher off (a mapping without an agent of its own sets a config for that
+// alone, so the caller's config is unset however `unset` reads), and reads its JSON events
+// (`--format json`, before the `--` that ends the options).
+Invocation headless(Strings argv, Env env, Strings unset, Strings relies, Strings notes) {
+    env["OPENCODE_DISABLE_PROJECT_CONFIG"] = "1";
+    env["OPENCODE_EXPERIMENTAL_DISABLE_FILEWATCHER"] = "1";
+    env["OPENCODE_DISABLE_FILEWATCHER"] = "1";
+    if (env.emplace("OPENCODE_CONFIG_CONTENT", k_snapshot_off).second)
+        std::erase(unset, "OPENCODE_CONFIG_CONTENT");
+    argv.insert(argv.end() - 1, {"--format", "json"});
+    return run_invocation(std::move(argv), std::move(env), std::move(unset), std::move(relies),
+                          std::move(notes));
+}
+
+// 2.x: its own server and sonata's database, no `snapshot` key, and no `--` (after one it reads
+// the message twice).
+Invocation headless_v2(Strings argv, Env env, Strings unset, Strings relies, Strings notes) {
+    env["OPENCODE_DISABLE_PROJECT_CONFIG"] = "1";
+    env["OPENCODE_EXPERIMENTAL_DISABLE_FILEWATCHER"] = "1";
+    env["OPENCODE_DISABLE_FILEWATCHER"] = "1";
+    env["OPENCODE_DB"] = "sonata-dispatch.db";
+    argv.insert(argv.end(), {"--format", "json"});
+    return run_invocation(std::move(argv), std::move(env), std::move(unset), std::move(relies),
+                          std::move(notes));
 }
 
 PlanCase opencode(std::string version, Mode parent, RoleKind role = RoleKind::write,
@@ -91,7 +114,7 @@ TEST_P(OpenCodeCell, WholeInvocation) {
 }
 
 const std::string k_v1 = "1.18.33";
-const std::string k_v2 = "2.0.16";
+const std::string k_v2 = "2.1.2";
 
 INSTANTIATE_TEST_SUITE_P(
     Line1_18, OpenCodeCell,
@@ -130,33 +153,33 @@ INSTANTIATE_TEST_SUITE_P(
     Line2, OpenCodeCell,
     ::testing::Values(
         Cell{"plan", opencode(k_v2, Mode::plan),
-             headless({"opencode", "run", "--standalone", "--agent", "sonata-plan", "--"},
-                      {{"OPENCODE_CONFIG_CONTENT", k_plan_agent_json}}, k_unset_but_config,
-                      k_read_only, {k_injected_note})},
+             headless_v2({"opencode", "run", "--standalone", "--agent", "sonata-plan"},
+                         {{"OPENCODE_CONFIG_CONTENT", k_plan_agent_json}}, k_unset_but_config_v2,
+                         k_read_only, {k_injected_note})},
         Cell{"read_only_role_in_accept_edits",
              opencode(k_v2, Mode::accept_edits, RoleKind::read_only),
-             headless({"opencode", "run", "--standalone", "--agent", "sonata-plan", "--"},
-                      {{"OPENCODE_CONFIG_CONTENT", k_plan_agent_json}}, k_unset_but_config,
-                      k_read_only, {k_injected_note})},
+             headless_v2({"opencode", "run", "--standalone", "--agent", "sonata-plan"},
+                         {{"OPENCODE_CONFIG_CONTENT", k_plan_agent_json}}, k_unset_but_config_v2,
+                         k_read_only, {k_injected_note})},
         Cell{"acceptEdits", opencode(k_v2, Mode::accept_edits),
-             headless({"opencode", "run", "--standalone", "--agent", "sonata-edit", "--"},
-                      {{"OPENCODE_CONFIG_CONTENT", k_edit_agent_json}}, k_unset_but_config,
-                      guarded(k_injected_edits), {k_injected_note})},
-        Cell{
-            "bypassPermissions", opencode(k_v2, Mode::bypass_permissions),
-            headless({"opencode", "run", "--standalone", "--auto", "--"}, {}, k_unset_all, {}, {})},
+             headless_v2({"opencode", "run", "--standalone", "--agent", "sonata-edit"},
+                         {{"OPENCODE_CONFIG_CONTENT", k_edit_agent_json}}, k_unset_but_config_v2,
+                         guarded(k_injected_edits), {k_injected_note})},
+        Cell{"bypassPermissions", opencode(k_v2, Mode::bypass_permissions),
+             headless_v2({"opencode", "run", "--standalone", "--auto"}, {}, k_unset_all_v2, {},
+                         {k_no_sandbox})},
         Cell{"bypass_without_bypass",
              opencode(k_v2, Mode::bypass_permissions, RoleKind::write,
                       {{"dangerously_skip_permissions", "false"}}),
-             headless({"opencode", "run", "--standalone", "--agent", "sonata-edit", "--"},
-                      {{"OPENCODE_CONFIG_CONTENT", k_edit_agent_json}}, k_unset_but_config,
-                      k_injected_edits,
-                      {"dangerously_skip_permissions=false: runs as acceptEdits (injected agent, "
-                       "no --auto)",
-                       k_injected_note})},
+             headless_v2({"opencode", "run", "--standalone", "--agent", "sonata-edit"},
+                         {{"OPENCODE_CONFIG_CONTENT", k_edit_agent_json}}, k_unset_but_config_v2,
+                         k_injected_edits,
+                         {"dangerously_skip_permissions=false: runs as acceptEdits (injected "
+                          "agent, no --auto)",
+                          k_injected_note})},
         Cell{"later_major", opencode("3.1.0", Mode::bypass_permissions),
-             headless({"opencode", "run", "--standalone", "--auto", "--"}, {}, k_unset_all, {},
-                      {})}),
+             headless_v2({"opencode", "run", "--standalone", "--auto"}, {}, k_unset_all_v2, {},
+                         {k_no_sandbox})}),
     [](const auto& cell) { return cell.param.name; });
 
 INSTANTIATE_TEST_SUITE_P(
@@ -206,13 +229,13 @@ INSTANTIATE_TEST_SUITE_P(
                       {}, k_unset_all, guarded(plus_resume(k_workspace)),
                       {k_edits_note, k_no_sandbox})},
         Cell{"v2_plan_resume_reinjects_agent", resumed(opencode(k_v2, Mode::plan)),
-             headless({"opencode", "run", "--standalone", "--agent", "sonata-plan", "--session",
-                       "ses_8f2a", "--"},
-                      {{"OPENCODE_CONFIG_CONTENT", k_plan_agent_json}}, k_unset_but_config,
-                      plus_resume(k_read_only), {k_injected_note})},
+             headless_v2({"opencode", "run", "--standalone", "--agent", "sonata-plan", "--session",
+                          "ses_8f2a"},
+                         {{"OPENCODE_CONFIG_CONTENT", k_plan_agent_json}}, k_unset_but_config_v2,
+                         plus_resume(k_read_only), {k_injected_note})},
         Cell{"v2_bypass_resume", resumed(opencode(k_v2, Mode::bypass_permissions)),
-             headless({"opencode", "run", "--standalone", "--auto", "--session", "ses_8f2a", "--"},
-                      {}, k_unset_all, {"resume-keeps-mode"}, {})}),
+             headless_v2({"opencode", "run", "--standalone", "--auto", "--session", "ses_8f2a"}, {},
+                         k_unset_all_v2, {"resume-keeps-mode"}, {k_no_sandbox})}),
     [](const auto& cell) { return cell.param.name; });
 
 const Refusal k_default_refusal{
@@ -244,8 +267,8 @@ TEST(OpenCodeAdapter, DefaultParentWithReadOnlyRoleRunsAsPlan) {
 TEST(OpenCodeAdapter, ForbiddenFlagsPerMode) {
     auto adapter = adapters::find_adapter("opencode");
     ASSERT_TRUE(adapter);
-    const Strings always{"--dangerously-skip-permissions", "--yolo", "--attach", "--continue",
-                         "-c"};
+    const Strings always{
+        "--dangerously-skip-permissions", "--yolo", "--attach", "--server", "--continue", "-c"};
     Strings no_auto = always;
     no_auto.emplace_back("--auto");
     EXPECT_EQ((*adapter)->forbidden_flags(Mode::plan), no_auto);
@@ -320,12 +343,12 @@ TEST(OpenCodeAdapter, EndpointInjectionOn2xMergesTheProviderIntoTheInjectedAgent
     const std::string merged =
         k_plan_agent_json.substr(0, k_plan_agent_json.size() - 1) + "," + k_provider_json + "}";
     const Invocation want =
-        headless({"opencode", "run", "--standalone", "--agent", "sonata-plan", "--"},
-                 {{"OPENCODE_CONFIG_CONTENT", merged},
-                  {"OPENCODE_DISABLE_MODELS_FETCH", "1"},
-                  {"OPENCODE_DISABLE_AUTOUPDATE", "1"},
-                  {"XDG_DATA_HOME", "/run/home/.local/share"}},
-                 k_unset_but_config, k_read_only, {k_injected_note});
+        headless_v2({"opencode", "run", "--standalone", "--agent", "sonata-plan"},
+                    {{"OPENCODE_CONFIG_CONTENT", merged},
+                     {"OPENCODE_DISABLE_MODELS_FETCH", "1"},
+                     {"OPENCODE_DISABLE_AUTOUPDATE", "1"},
+                     {"XDG_DATA_HOME", "/run/home/.local/share"}},
+                    k_unset_but_config_v2, k_read_only, {k_injected_note});
     EXPECT_EQ(injected->invocation, want) << show(injected->invocation);
 }
 
@@ -364,15 +387,15 @@ TEST(OpenCodeAdapter, ProtocolAndToolVocabulary) {
     EXPECT_EQ(tools.write_path_field, "filePath");
     EXPECT_EQ(tools.write_content_field, "content");
     EXPECT_TRUE(tools.write_path_absolute);
-    EXPECT_EQ(tools.shell, (Strings{"bash"}));
+    EXPECT_EQ(tools.shell, (Strings{"bash", "shell"}));
     EXPECT_EQ(tools.shell_command_field, "command");
-    EXPECT_EQ(tools.delegate, (Strings{"task"}));
+    EXPECT_EQ(tools.delegate, (Strings{"task", "subagent"}));
     EXPECT_EQ(tools.delegate_prompt_field, "prompt");
     EXPECT_EQ(tools.mode_switch, (Strings{"plan_exit"}));
     EXPECT_EQ((*adapter)->accepted_options(), Strings{});
     EXPECT_EQ((*adapter)->permission_env(),
               (Strings{"OPENCODE_CONFIG_CONTENT", "OPENCODE_PERMISSION", "OPENCODE_CONFIG",
-                       "OPENCODE_CONFIG_DIR", "OPENCODE_DISABLE_PROJECT_CONFIG"}));
+                       "OPENCODE_CONFIG_DIR", "OPENCODE_DISABLE_PROJECT_CONFIG", "OPENCODE_DB"}));
 }
 
 } // namespace adapter_opencode_test
@@ -407,36 +430,43 @@ TEST(OpenCodeRunOutput, JsonEventsGiveTheSessionTheFinalTextAndTheTokens) {
 TEST(OpenCodeCompletion, TheExportProvesACompletedRunAndNamesWhatIsMissingOtherwise) {
     const auto& opencode = **adapters::find_adapter("opencode");
     const std::string task = "Do the task: write the files.";
-    EXPECT_EQ(opencode.completion_export_args("ses_x"),
+    EXPECT_EQ(opencode.completion_export_args("ses_x", "1.18.33"),
               (std::vector<std::string>{"export", "ses_x"}));
+    EXPECT_EQ(opencode.completion_export_args("ses_x", "2.1.2"),
+              (std::vector<std::string>{"session", "export", "--standalone", "ses_x"}));
     const std::string completed = captured_opencode("export-completed.json");
-    EXPECT_EQ(opencode.check_completion(completed, "ses_dcaf66542ffebmvy0zh5jULhVH", task), "");
+    EXPECT_EQ(
+        opencode.check_completion(completed, "ses_dcaf66542ffebmvy0zh5jULhVH", task, "1.18.33"),
+        "");
     // A refused tool call does not stop the run from completing.
     EXPECT_EQ(opencode.check_completion(captured_opencode("export-denied.json"),
-                                        "ses_dcaf5c7daffeVNn1zW1ham5r7n", task),
+                                        "ses_dcaf5c7daffeVNn1zW1ham5r7n", task, "1.18.33"),
               "");
     EXPECT_EQ(opencode.check_completion(captured_opencode("export-interrupted.json"),
-                                        "ses_dcaf56a6fffekHsPKlBBo1L4YU", task),
+                                        "ses_dcaf56a6fffekHsPKlBBo1L4YU", task, "1.18.33"),
               "the last assistant message never completed (interrupted)");
-    EXPECT_EQ(opencode.check_completion(completed, "ses_other", task),
+    EXPECT_EQ(opencode.check_completion(completed, "ses_other", task, "1.18.33"),
               "the export is of session ses_dcaf66542ffebmvy0zh5jULhVH, not ses_other");
     EXPECT_EQ(opencode.check_completion(completed, "ses_dcaf66542ffebmvy0zh5jULhVH",
-                                        "Another task altogether."),
+                                        "Another task altogether.", "1.18.33"),
               "the session's newest user turn is not this run's task");
-    EXPECT_EQ(opencode.check_completion("", "ses_x", task), "opencode export printed no session");
-    EXPECT_EQ(opencode.check_completion("{\"info\":{\"id\":7},\"messages\":[]}", "ses_x", task)
-                  .rfind("the export is malformed", 0),
-              0U);
+    EXPECT_EQ(opencode.check_completion("", "ses_x", task, "1.18.33"),
+              "opencode export printed no session");
+    EXPECT_EQ(
+        opencode.check_completion("{\"info\":{\"id\":7},\"messages\":[]}", "ses_x", task, "1.18.33")
+            .rfind("the export is malformed", 0),
+        0U);
     // The last assistant message stopping for a tool call, or without text, is not completion.
     std::string tool_calls = completed;
     const auto stop = tool_calls.rfind("\"finish\": \"stop\"");
     ASSERT_NE(stop, std::string::npos);
     tool_calls.replace(stop, 16, "\"finish\": \"length\"");
-    EXPECT_EQ(opencode.check_completion(tool_calls, "ses_dcaf66542ffebmvy0zh5jULhVH", task),
-              "the last assistant message finished with \"length\", not \"stop\"");
+    EXPECT_EQ(
+        opencode.check_completion(tool_calls, "ses_dcaf66542ffebmvy0zh5jULhVH", task, "1.18.33"),
+        "the last assistant message finished with \"length\", not \"stop\"");
     std::string silent = completed;
     silent.replace(silent.find("\"ALL DONE FINAL\""), 16, "\"  \"");
-    EXPECT_EQ(opencode.check_completion(silent, "ses_dcaf66542ffebmvy0zh5jULhVH", task),
+    EXPECT_EQ(opencode.check_completion(silent, "ses_dcaf66542ffebmvy0zh5jULhVH", task, "1.18.33"),
               "the last assistant message has no text");
 }
 

@@ -40,7 +40,8 @@ Script must_parse(std::string_view text) {
     return script ? *script : Script{};
 }
 
-Move tool_move(std::string tool, std::string args, std::string call_id, int step, bool offered) {
+Move tool_move(std::string tool, std::string args, std::string call_id, int step, bool offered,
+               std::string target = "") {
     Move move;
     move.kind = MoveKind::tool_call;
     move.step = step;
@@ -49,6 +50,7 @@ Move tool_move(std::string tool, std::string args, std::string call_id, int step
     move.tool_offered = offered;
     move.arguments_json = std::move(args);
     move.call_id = std::move(call_id);
+    move.target = std::move(target);
     return move;
 }
 
@@ -159,7 +161,7 @@ TEST(ScriptResolve, UsesTheOfferedToolAndAbsolutePaths) {
         must_parse(R"({"steps":[{"intent":"write_file","path":"sub/../a.txt","content":"A"}]})");
     const auto move = resolve_move(script, context(), offering({"Read", "Write", "Bash"}));
     EXPECT_EQ(move, tool_move("Write", R"({"content":"A","file_path":"/ws/project/a.txt"})",
-                              "sonata_main_0", 0, true));
+                              "sonata_main_0", 0, true, "sub/../a.txt"));
 }
 
 // call_unknown calls each offered tool the vocabulary cannot classify, once, with what its schema
@@ -254,8 +256,8 @@ TEST(ScriptResolve, RelativePathsStayRelativeWhenTheHarnessAllows) {
     const auto script =
         must_parse(R"({"steps":[{"intent":"write_file","path":"a.txt","content":"A"}]})");
     const auto move = resolve_move(script, context(pi), offering({"write"}));
-    EXPECT_EQ(move,
-              tool_move("write", R"({"content":"A","path":"a.txt"})", "sonata_main_0", 0, true));
+    EXPECT_EQ(move, tool_move("write", R"({"content":"A","path":"a.txt"})", "sonata_main_0", 0,
+                              true, "a.txt"));
 }
 
 TEST(ScriptResolve, FillsRequiredArgumentsFromTheOfferedSchemaButNoOptionalOnes) {
@@ -311,6 +313,60 @@ TEST(ScriptResolve, ANamedMcpToolIsCalledUnderTheSpellingTheHarnessOffered) {
     }
 }
 
+// Each intent's target goes into the offered tool's own field for it, read from the schema: a
+// write tool that takes `path` where the vocabulary says `filePath` (opencode 2.x beside 1.x), a
+// shell that takes `cmd`, a task tool that takes `instructions`.
+TEST(ScriptResolve, EveryTargetGoesWhereTheOfferedSchemaTakesIt) {
+    adapters::ToolVocabulary v{{"write"}, "filePath", "content", true, {"bash"},
+                               "command", {"task"},   "prompt",  {},   {}};
+    const auto schema = [](const char* fields) {
+        return std::string(R"({"type":"object","properties":{)") + fields + "}}";
+    };
+    ConversationFacts facts;
+    facts.tools.push_back(
+        {"write", "function", schema(R"("path":{"type":"string"},"content":{"type":"string"})")});
+    facts.tools.push_back({"bash", "function", schema(R"("cmd":{"type":"string"})")});
+    facts.tools.push_back({"task", "function", schema(R"("instructions":{"type":"string"})")});
+    const auto script = must_parse(R"({"steps":[
+        {"intent":"write_file","path":"a.txt","content":"A"},
+        {"intent":"shell","command":"true"},
+        {"intent":"delegate","task":"go","marker":"M-1"}],
+        "subagents":{"M-1":{"steps":[]}}})");
+    EXPECT_EQ(resolve_move(script, context(v), facts),
+              tool_move("write", R"({"content":"A","path":"/ws/project/a.txt"})", "sonata_main_0",
+                        0, true, "a.txt"));
+    facts.tool_calls.push_back({"write", "{}", "sonata_main_0"});
+    EXPECT_EQ(resolve_move(script, context(v), facts),
+              tool_move("bash", R"({"cmd":"true"})", "sonata_main_1", 1, true));
+    facts.tool_calls.push_back({"bash", "{}", "sonata_main_1"});
+    EXPECT_EQ(resolve_move(script, context(v), facts),
+              tool_move("task", R"({"instructions":"go\n\nM-1"})", "sonata_main_2", 2, true));
+}
+
+// A schema with no argument for the target: the call says so (the runner turns an enforced cell
+// inconclusive with it), and names what the tool takes.
+TEST(ScriptResolve, ATargetTheOfferedSchemaCannotTakeIsSaid) {
+    ConversationFacts facts;
+    facts.tools.push_back({"Bash", "function",
+                           R"({"type":"object","properties":{"script_path":{"type":"string"}}})"});
+    facts.tools.push_back(
+        {"Write", "function", R"({"type":"object","properties":{"body":{"type":"string"}}})"});
+    const auto shell = resolve_move(must_parse(R"({"steps":[{"intent":"shell","command":"x"}]})"),
+                                    context(), facts);
+    EXPECT_EQ(shell.unplaced,
+              "the offered Bash's schema has no argument for the command (it takes: script_path)");
+    const auto write =
+        resolve_move(must_parse(R"({"steps":[{"intent":"write_file","path":"a","content":"A"}]})"),
+                     context(), facts);
+    EXPECT_EQ(write.unplaced,
+              "the offered Write's schema has no argument for the file's path (it takes: body)");
+    // Not offered: its schema is unknown, and the call is made as the vocabulary says.
+    const auto unknown = resolve_move(must_parse(R"({"steps":[{"intent":"shell","command":"x"}]})"),
+                                      context(), ConversationFacts{});
+    EXPECT_EQ(unknown.unplaced, "");
+    EXPECT_EQ(unknown.arguments_json, R"({"command":"x"})");
+}
+
 TEST(ScriptResolve, AWriteToolWithoutPathFieldGetsAnAddFilePatch) {
     adapters::ToolVocabulary codex{{"apply_patch"}, "", "input", false, {"exec_command"},
                                    "cmd",           {}, "",      {},    {}};
@@ -321,7 +377,7 @@ TEST(ScriptResolve, AWriteToolWithoutPathFieldGetsAnAddFilePatch) {
     auto expected =
         tool_move("apply_patch",
                   R"({"input":"*** Begin Patch\n*** Add File: a.txt\n+A\n+B\n*** End Patch\n"})",
-                  "sonata_main_0", 0, true);
+                  "sonata_main_0", 0, true, "a.txt");
     expected.tool_kind = "custom";
     EXPECT_EQ(resolve_move(script, context(codex), facts), expected);
 }
@@ -332,7 +388,7 @@ TEST(ScriptResolve, EmptyVocabularyFallsBackToNeutralNames) {
     const auto move =
         resolve_move(script, context(adapters::ToolVocabulary{}), offering({"exec_command"}));
     EXPECT_EQ(move, tool_move("write_file", R"({"content":"A","path":"/abs/a"})", "sonata_main_0",
-                              0, false));
+                              0, false, "/abs/a"));
 }
 
 TEST(ScriptResolve, StepsFollowPastCallsAndScriptedRepliesThenTheFinalText) {
@@ -384,13 +440,13 @@ TEST(ScriptResolve, ANamedWriteFollowsTheOfferedSchemaAndIsPassedOverWhereItCann
     EXPECT_EQ(resolve_move(script, context(), facts),
               tool_move("edit",
                         R"({"file_path":"/ws/project/a.txt","new_string":"A","old_string":""})",
-                        "sonata_main_2", 2, true));
+                        "sonata_main_2", 2, true, "a.txt"));
     facts.tool_calls.push_back({"edit", "{}", "sonata_main_2"});
     EXPECT_EQ(resolve_move(script, context(), facts),
               tool_move("MultiEdit",
                         R"({"edits":[{"newString":"A","oldString":""}],)"
                         R"("filePath":"/ws/project/a.txt"})",
-                        "sonata_main_3", 3, true));
+                        "sonata_main_3", 3, true, "a.txt"));
     facts.tool_calls.push_back({"MultiEdit", "{}", "sonata_main_3"});
     EXPECT_EQ(resolve_move(script, context(), facts),
               tool_move("Bash", R"({"command":"true"})", "sonata_main_4", 4, true));

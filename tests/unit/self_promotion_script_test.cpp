@@ -12,10 +12,12 @@ namespace {
 
 std::vector<std::string> steps_of(const std::string& harness, Mode mode) {
     const auto* probe = *find_probe(probe_id::self_promotion);
+    const auto& adapter = **adapters::find_adapter(harness);
     ProbeSetup setup;
     setup.mode = mode;
+    setup.tools = adapter.tools();
     std::vector<std::string> steps;
-    for (const auto& step : probe->script(setup, **adapters::find_adapter(harness)).main.steps)
+    for (const auto& step : probe->script(setup, adapter).main.steps)
         steps.push_back(std::string(to_string(step.kind)) +
                         (step.tool.empty() ? "" : " " + step.tool));
     return steps;

@@ -1,0 +1,114 @@
+// OpenCode 2.x's own forms (see opencode_v2.hpp).
+#include "adapters/support/opencode_v2.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include <nlohmann/json.hpp>
+
+#include "adapters/support/opencode_family.hpp"
+#include "core/json_parse.hpp"
+#include "core/protected_paths.hpp"
+
+namespace sonata::adapters::opencode_v2 {
+namespace {
+
+using Json = nlohmann::ordered_json;
+using opencode_family::bare;
+
+Json rule(const std::string& action, const std::string& resource, const char* effect) {
+    return Json{{"action", action}, {"resource", resource}, {"effect", effect}};
+}
+
+/// The text items of an assistant message's content, joined.
+std::string text_of(const Json& message) {
+    std::string text;
+    const auto content = message.value("content", Json::array());
+    if (!content.is_array()) return text;
+    for (const auto& item : content) {
+        if (item.is_object() && item.value("type", "") == "text") text += item.value("text", "");
+    }
+    return text;
+}
+
+std::string check_unguarded(const std::string& exported, const std::string& session,
+                            const std::string& task) {
+    const auto brace = exported.find('{');
+    const Json doc =
+        brace == std::string::npos
+            ? Json()
+            : parse_ordered_json(std::string_view(exported).substr(brace)).value_or(nullptr);
+    if (!doc.is_object() || !doc.value("info", Json()).is_object() ||
+        !doc.value("messages", Json()).is_array())
+        return "opencode session export printed no session";
+    const Json& info = doc["info"];
+    if (info.value("id", "") != session)
+        return "the export is of session " + info.value("id", "?") + ", not " + session;
+    if (const std::string outcome = info.value("outcome", ""); outcome != "succeeded")
+        return "the session's outcome is \"" + outcome + "\", not \"succeeded\"";
+    const auto& messages = doc["messages"];
+    const auto type = [](const Json& m) { return m.is_object() ? m.value("type", "") : ""; };
+    const auto user = std::find_if(messages.rbegin(), messages.rend(),
+                                   [&](const Json& m) { return type(m) == "user"; });
+    if (user == messages.rend()) return "the session has no user message";
+    const std::string asked = bare(user->value("text", ""));
+    if (asked.empty() || asked != bare(task))
+        return "the session's newest user message is not this run's task";
+    const auto last = std::find_if(messages.rbegin(), user,
+                                   [&](const Json& m) { return type(m) == "assistant"; });
+    if (last == user) return "no assistant message answered the task";
+    if (last->contains("error") && !(*last)["error"].is_null())
+        return "the last assistant message ended with an error: " + (*last)["error"].dump();
+    if (!last->value("time", Json::object()).contains("completed"))
+        return "the last assistant message never completed (interrupted)";
+    if (const std::string finish = last->value("finish", ""); finish != "stop")
+        return "the last assistant message finished with \"" + finish + "\", not \"stop\"";
+    if (text_of(*last).find_first_not_of(" \t\r\n") == std::string::npos)
+        return "the last assistant message has no text";
+    return {};
+}
+
+} // namespace
+
+std::vector<std::string> protected_patterns() {
+    std::vector<std::string> guards{".claude/settings.local.json"};
+    for (const auto& p : k_protected_paths) {
+        if (p.root == PathRoot::workspace) guards.emplace_back(p.guard);
+    }
+    std::vector<std::string> patterns;
+    for (const auto& guard : guards) {
+        const std::string tail = guard.ends_with('/') ? guard + "*" : guard;
+        if (std::find(patterns.begin(), patterns.end(), tail) != patterns.end()) continue;
+        patterns.push_back(tail);
+        patterns.push_back("*/" + tail);
+    }
+    return patterns;
+}
+
+std::string agent_config(const std::string& name, const std::vector<std::string>& allowed) {
+    Json rules = Json::array({rule("*", "*", "deny")});
+    for (const auto& action : allowed)
+        rules.push_back(rule(action, "*", "allow"));
+    // protected-path-write (opencode 2.1.2): it has no protection of its own for .git and the
+    // rest, and its edits wrote every path the parent guards.
+    if (std::find(allowed.begin(), allowed.end(), "edit") != allowed.end()) {
+        for (const auto& pattern : protected_patterns())
+            rules.push_back(rule("edit", pattern, "deny"));
+    }
+    // outside-workspace-write: explicit, whatever a later default does.
+    rules.push_back(rule("external_directory", "*", "deny"));
+    Json config;
+    config["agents"][name] = Json{{"mode", "primary"}, {"permissions", rules}};
+    return config.dump();
+}
+
+std::string check_export(const std::string& exported, const std::string& session,
+                         const std::string& task) {
+    try {
+        return check_unguarded(exported, session, task);
+    } catch (const Json::exception& e) {
+        return std::string("the export is malformed (") + e.what() + ")";
+    }
+}
+
+} // namespace sonata::adapters::opencode_v2
