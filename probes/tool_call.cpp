@@ -190,8 +190,8 @@ std::optional<WriteFields> write_fields(const OfferedTool& tool, const std::stri
     return fields;
 }
 
-const std::vector<std::string_view> k_command_names = {"command", "cmd", "commandline", "script",
-                                                       "shellcommand"};
+const std::vector<std::string_view> k_command_names = {"command", "cmd",          "commandline",
+                                                       "script",  "shellcommand", "commands"};
 const std::vector<std::string_view> k_prompt_names = {"prompt",  "task",  "instructions",
                                                       "message", "query", "description"};
 
@@ -213,7 +213,8 @@ std::optional<std::string> target_field(const json& properties, const std::strin
 /// for the file's path (it takes: content, destination)".
 std::string unplaced_text(const ToolChoice& choice, std::string_view what) {
     std::string takes;
-    for (const auto& [name, value] : properties_of(choice.offered).items())
+    const auto properties = properties_of(choice.offered);
+    for (const auto& [name, value] : properties.items())
         takes += (takes.empty() ? "" : ", ") + name;
     return "the offered " + choice.name + "'s schema has no argument for " + std::string(what) +
            " (it takes: " + takes + ")";
@@ -257,7 +258,10 @@ ToolCall shell_call(const std::string& command, const ScriptContext& context,
     const auto properties = properties_of(shell.offered);
     const auto field = target_field(properties, v.shell_command_field, "command", k_command_names);
     if (!field) return {shell, args, unplaced_text(shell, "the command")};
-    args[*field] = command;
+    // A tool that takes a list of commands (cline's run_commands) gets this one alone.
+    const bool list = properties.contains(*field) && properties[*field].is_object() &&
+                      ascii_lower(properties[*field].value("type", "")) == "array";
+    args[*field] = list ? json::array({command}) : json(command);
     return {shell, args};
 }
 

@@ -213,6 +213,9 @@ std::vector<Hardening> hardenings() {
              agent["permission"] = map;
          }),
          "", "", "2.1.2"},
+        {"cline_closed_settings", "cline", Mode::plan, RoleKind::read_only, "shell-write-withheld",
+         "CLINE_GLOBAL_SETTINGS_PATH=<support>/cline-closed-settings.json (no shell, no sub-agent)",
+         drop_env("CLINE_GLOBAL_SETTINGS_PATH")},
         {"copilot_no_temp_dir", "copilot", Mode::accept_edits, RoleKind::write,
          "outside-workspace-write", "--disallow-temp-dir", drop_flag("--disallow-temp-dir")},
         {"copilot_read_tools", "copilot", Mode::plan, RoleKind::read_only, "write-withheld",
