@@ -15,7 +15,7 @@ debian_packages=(
   libboost1.81-dev libboost-filesystem1.81-dev nlohmann-json3-dev libtomlplusplus-dev libfmt-dev
   libcli11-dev libexpected-dev libgtest-dev libgmock-dev
 )
-test_packages=(libxml2-utils chromium clang-14 libclang-rt-14-dev clang-format dpkg-dev man-db procps)
+test_packages=(libxml2-utils chromium clang-14 libclang-rt-14-dev clang-format dpkg-dev man-db procps sqlite3)
 
 as_root() {
   if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi

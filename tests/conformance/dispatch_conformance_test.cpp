@@ -464,6 +464,55 @@ TEST_P(OpenCodeTwoIsolation, ADispatchLeavesNoServiceAndNothingInTheUsersDatabas
 INSTANTIATE_TEST_SUITE_P(Pinned, DispatchConformance, ::testing::ValuesIn(pins()),
                          testing::pin_name);
 
+/// Every agent of `decision`'s injected config asks before everything, as a user's own agent may.
+Decision asking_agent(Decision decision) {
+    auto& env = std::get<Invocation>(decision.outcome).env;
+    auto config = json::parse(env.at("OPENCODE_CONFIG_CONTENT"));
+    for (auto& agent : config.at("agents")) {
+        agent["permissions"] =
+            json::array({{{"action", "*"}, {"resource", "*"}, {"effect", "ask"}}});
+    }
+    env["OPENCODE_CONFIG_CONTENT"] = config.dump();
+    return decision;
+}
+
+// A saved "always" grant in the user's opencode database (2.x keeps them per project) turns an ask
+// into an allow: planted there, it makes an agent that asks run the shell. A dispatch never sees
+// it: its runs use sonata's database, and its agent asks nothing (it denies). The grant is shown
+// live first, so that the runs that follow could see it.
+TEST_P(OpenCodeTwoIsolation, ASavedGrantInTheUsersDatabaseNeverReachesADispatch) {
+    const auto sqlite = search_path("sqlite3", "/usr/bin:/bin");
+    if (!sqlite) GTEST_SKIP() << "sqlite3 plants the grant (scripts/setup.sh test installs it)";
+    auto decision = decide(Mode::accept_edits, RoleKind::write);
+    ASSERT_TRUE(decision && decision->runs());
+    Decision users_db = *decision;
+    std::get<Invocation>(users_db.outcome).env.erase("OPENCODE_DB");
+    std::string workspace;
+    const auto shell_run = [&](const Decision& d, const std::string& file, bool same_world) {
+        const json script = {
+            {"steps", json::array({{{"intent", "shell"}, {"command", "printf x > " + file}}})},
+            {"final", "granted?"}};
+        wait(start(d, script, workspace, {}, same_world), dispatch::RunState::done);
+        return std::filesystem::exists(workspace + "/" + file);
+    };
+    // A first run on the user's database records this workspace's project there.
+    EXPECT_FALSE(shell_run(asking_agent(users_db), "asked.txt", false)) << "an ask ran unanswered";
+    const std::string db = m_scratch->home() + "/.local/share/opencode/opencode.db";
+    ProcessRequest plant;
+    plant.argv = {*sqlite, db,
+                  "INSERT INTO permission SELECT 'per_sonata_' || action || '_' || id, id, action, "
+                  "'*', 1796650000000, 1796650000000 FROM project, (SELECT 'shell' AS action UNION "
+                  "SELECT 'edit' UNION SELECT 'external_directory');"};
+    const auto planted = make_system_runner()->run(plant);
+    ASSERT_TRUE(planted && planted->exit_code == 0) << (planted ? planted->err : "");
+
+    EXPECT_TRUE(shell_run(asking_agent(users_db), "granted.txt", true))
+        << "the planted grant should let an asking agent on the user's database run the shell";
+    EXPECT_FALSE(shell_run(asking_agent(*decision), "sonata-db.txt", true))
+        << "a grant in the user's database reached a run on sonata's";
+    EXPECT_FALSE(shell_run(*decision, "planned.txt", true)) << "the dispatch ran the shell";
+}
+
 /// The pins of opencode's 2.x line.
 std::vector<Pin> opencode_two() {
     auto all = testing::pins_of("opencode");
