@@ -1,10 +1,10 @@
-// Cline (`cline`, npm cline / @cline/cli-linux-x64), checked against 3.0.65 with a scripted model
-// server: headless `cline --json "task"` (a prompt argument and no terminal make one run that
-// exits), plan mode with `-p`, act mode otherwise. Every run uses a data directory of sonata's
-// (`--data-dir`): without it the first run starts a detached hub daemon that outlives it and
-// serves every later run. Headless approval cannot ask: with `--auto-approve false` every tool is
-// refused, reads too, so default is refused; act mode writes anywhere, absolute paths outside the
-// workspace included. Plan mode's guard on the shell is a list of command forms, not a sandbox
+// Cline (`cline`, the npm package: a launcher for its native binary), checked against 3.0.65 with a
+// scripted model server: headless `cline --json "task"` (a prompt argument and no terminal make one
+// run that exits), plan mode with `--plan`, act mode otherwise. Every run uses a data directory of
+// sonata's (`--data-dir`): without it the first run starts a detached hub daemon that outlives it
+// and serves every later run. Headless approval cannot ask: with `--auto-approve false` every tool
+// is refused, reads too, so default is refused; act mode writes anywhere, absolute paths outside
+// the workspace included. Plan mode's guard on the shell is a list of command forms, not a sandbox
 // (`bash -c 'rm …'` ran), so a read-only run has no shell at all.
 #include <nlohmann/json.hpp>
 
