@@ -8,6 +8,7 @@
 
 #include "adapters/support/flag_value.hpp"
 #include "adapters/support/model_resume.hpp"
+#include "adapters/support/opencode_export.hpp"
 #include "adapters/support/project_files.hpp"
 #include "adapters/support/relies.hpp"
 #include "core/json_parse.hpp"
@@ -34,21 +35,13 @@ std::vector<Json> run_events(const std::string& out) {
 
 /// The text parts of one exported message, joined.
 std::string text_of(const Json& message) {
-    std::string text;
-    if (!message.contains("parts") || !message["parts"].is_array()) return text;
-    for (const auto& part : message["parts"]) {
-        if (part.is_object() && part.value("type", "") == "text") text += part.value("text", "");
-    }
-    return text;
+    return message.is_object() ? opencode_export::text_items(message.value("parts", Json()))
+                               : std::string();
 }
 
 std::string check_export_unguarded(const std::string& exported, const std::string& session,
                                    const std::string& task) {
-    const auto brace = exported.find('{');
-    const Json doc =
-        brace == std::string::npos
-            ? Json()
-            : parse_ordered_json(std::string_view(exported).substr(brace)).value_or(nullptr);
+    const Json doc = opencode_export::document(exported);
     if (doc.is_discarded() || !doc.is_object() || !doc.contains("messages") ||
         !doc["messages"].is_array() || !doc.contains("info") || !doc["info"].is_object()) {
         return "opencode export printed no session";
@@ -76,17 +69,7 @@ std::string check_export_unguarded(const std::string& exported, const std::strin
         if (role(messages[i]) == "assistant") last = i;
     }
     if (last == messages.size()) return "no assistant message answered the task";
-    const Json& info = messages[last]["info"];
-    if (info.contains("error") && !info["error"].is_null())
-        return "the last assistant message ended with an error: " + info["error"].dump();
-    const bool completed =
-        info.contains("time") && info["time"].is_object() && info["time"].contains("completed");
-    if (!completed) return "the last assistant message never completed (interrupted)";
-    if (const std::string finish = info.value("finish", ""); finish != "stop")
-        return "the last assistant message finished with \"" + finish + "\", not \"stop\"";
-    if (text_of(messages[last]).find_first_not_of(" \t\r\n") == std::string::npos)
-        return "the last assistant message has no text";
-    return {};
+    return opencode_export::unfinished_answer(messages[last]["info"], text_of(messages[last]));
 }
 
 std::optional<std::string> last_step_text(const std::vector<Json>& events) {

@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "adapters/support/opencode_export.hpp"
 #include "adapters/support/opencode_family.hpp"
-#include "core/json_parse.hpp"
 #include "core/protected_paths.hpp"
 
 namespace sonata::adapters::opencode_v2 {
@@ -20,24 +20,9 @@ Json rule(const std::string& action, const std::string& resource, const char* ef
     return Json{{"action", action}, {"resource", resource}, {"effect", effect}};
 }
 
-/// The text items of an assistant message's content, joined.
-std::string text_of(const Json& message) {
-    std::string text;
-    const auto content = message.value("content", Json::array());
-    if (!content.is_array()) return text;
-    for (const auto& item : content) {
-        if (item.is_object() && item.value("type", "") == "text") text += item.value("text", "");
-    }
-    return text;
-}
-
 std::string check_unguarded(const std::string& exported, const std::string& session,
                             const std::string& task) {
-    const auto brace = exported.find('{');
-    const Json doc =
-        brace == std::string::npos
-            ? Json()
-            : parse_ordered_json(std::string_view(exported).substr(brace)).value_or(nullptr);
+    const Json doc = opencode_export::document(exported);
     if (!doc.is_object() || !doc.value("info", Json()).is_object() ||
         !doc.value("messages", Json()).is_array())
         return "opencode session export printed no session";
@@ -57,15 +42,8 @@ std::string check_unguarded(const std::string& exported, const std::string& sess
     const auto last = std::find_if(messages.rbegin(), user,
                                    [&](const Json& m) { return type(m) == "assistant"; });
     if (last == user) return "no assistant message answered the task";
-    if (last->contains("error") && !(*last)["error"].is_null())
-        return "the last assistant message ended with an error: " + (*last)["error"].dump();
-    if (!last->value("time", Json::object()).contains("completed"))
-        return "the last assistant message never completed (interrupted)";
-    if (const std::string finish = last->value("finish", ""); finish != "stop")
-        return "the last assistant message finished with \"" + finish + "\", not \"stop\"";
-    if (text_of(*last).find_first_not_of(" \t\r\n") == std::string::npos)
-        return "the last assistant message has no text";
-    return {};
+    return opencode_export::unfinished_answer(
+        *last, opencode_export::text_items(last->value("content", Json())));
 }
 
 } // namespace
