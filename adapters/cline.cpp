@@ -234,13 +234,7 @@ public:
         (void)err;
         (void)home;
         // Its totalCost is 0 for a model it has no price for: tokens only.
-        RunCost cost;
-        const auto result = run_result(out);
-        const auto usage = result.is_object() ? result.find("usage") : result.end();
-        if (!result.is_object() || usage == result.end() || !usage->is_object()) return cost;
-        cost.input_tokens = project::count_member(*usage, "inputTokens");
-        cost.output_tokens = project::count_member(*usage, "outputTokens");
-        return cost;
+        return project::usage_tokens(run_result(out), "inputTokens", "outputTokens");
     }
 
     Result<EndpointInjection> inject_endpoint(const Invocation& inv,

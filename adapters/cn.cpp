@@ -192,13 +192,8 @@ public:
         (void)err;
         // The session file's usage counts the run's tokens; its cost is cn's own estimate from
         // a price list, not what the provider charged.
-        RunCost cost;
-        const auto session = read_session(session_file(out, home, Invocation{}));
-        const auto usage = session.is_object() ? session.find("usage") : session.end();
-        if (!session.is_object() || usage == session.end() || !usage->is_object()) return cost;
-        cost.input_tokens = project::count_member(*usage, "promptTokens");
-        cost.output_tokens = project::count_member(*usage, "completionTokens");
-        return cost;
+        return project::usage_tokens(read_session(session_file(out, home, Invocation{})),
+                                     "promptTokens", "completionTokens");
     }
 
     Result<EndpointInjection> inject_endpoint(const Invocation& inv,

@@ -212,13 +212,7 @@ public:
         (void)home;
         // The result's usage counts the run's tokens; its cost is in Factory credits, not
         // dollars.
-        RunCost cost;
-        const auto result = result_of(out);
-        const auto usage = result.is_object() ? result.find("usage") : result.end();
-        if (!result.is_object() || usage == result.end() || !usage->is_object()) return cost;
-        cost.input_tokens = project::count_member(*usage, "input_tokens");
-        cost.output_tokens = project::count_member(*usage, "output_tokens");
-        return cost;
+        return project::usage_tokens(result_of(out), "input_tokens", "output_tokens");
     }
 
     Result<EndpointInjection> inject_endpoint(const Invocation& inv,

@@ -109,6 +109,15 @@ std::optional<long long> count_member(const nlohmann::json& object, const char* 
     return it->get<long long>();
 }
 
+RunCost usage_tokens(const nlohmann::json& object, const char* input_key, const char* output_key) {
+    RunCost cost;
+    const auto usage = object.is_object() ? object.find("usage") : object.end();
+    if (!object.is_object() || usage == object.end() || !usage->is_object()) return cost;
+    cost.input_tokens = count_member(*usage, input_key);
+    cost.output_tokens = count_member(*usage, output_key);
+    return cost;
+}
+
 std::string first_uuid(const std::string& text) {
     static const std::regex k_uuid(
         "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");

@@ -66,6 +66,10 @@ std::string string_member(const nlohmann::json& object, const char* key);
 /// whole number (never throws).
 std::optional<long long> count_member(const nlohmann::json& object, const char* key);
 
+/// The tokens `object["usage"]` counts under `input_key` and `output_key`, no dollar figure; an
+/// unknown cost when `object` has no usage object (never throws).
+RunCost usage_tokens(const nlohmann::json& object, const char* input_key, const char* output_key);
+
 /// The first UUID (8-4-4-4-12 hex) in `text`; empty when none.
 std::string first_uuid(const std::string& text);
 
