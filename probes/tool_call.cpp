@@ -165,13 +165,31 @@ void content_fields(const json& properties, WriteFields& fields) {
     }
 }
 
+/// The property of `properties` that takes a target: `preferred` when the schema has it, else the
+/// first one named as one of `names`; nullopt when none does.
+std::optional<std::string> named_field(const json& properties, const std::string& preferred,
+                                       const std::vector<std::string_view>& names) {
+    if (!preferred.empty() && properties.contains(preferred)) return preferred;
+    for (const auto& [name, value] : properties.items()) {
+        if (named_as(name, names)) return name;
+    }
+    return std::nullopt;
+}
+
+/// named_field(), or `preferred` (else `fallback`) when the schema names no property at all (a
+/// tool not offered, whose schema is unknown): nullopt only when the schema has properties and
+/// none of them takes the target.
+std::optional<std::string> target_field(const json& properties, const std::string& preferred,
+                                        const char* fallback,
+                                        const std::vector<std::string_view>& names) {
+    if (properties.empty()) return field_or(preferred, fallback);
+    return named_field(properties, preferred, names);
+}
+
 std::optional<WriteFields> write_fields(const OfferedTool& tool, const std::string& preferred) {
     const auto properties = properties_of(&tool);
     WriteFields fields;
-    if (!preferred.empty() && properties.contains(preferred)) fields.path = preferred;
-    for (const auto& [name, value] : properties.items()) {
-        if (fields.path.empty() && named_as(name, k_path_names)) fields.path = name;
-    }
+    fields.path = named_field(properties, preferred, k_path_names).value_or("");
     content_fields(properties, fields);
     for (const auto& [name, value] : properties.items()) {
         if (!fields.content.empty() || !value.is_object() ||
@@ -194,20 +212,6 @@ const std::vector<std::string_view> k_command_names = {"command", "cmd",        
                                                        "script",  "shellcommand", "commands"};
 const std::vector<std::string_view> k_prompt_names = {"prompt",  "task",  "instructions",
                                                       "message", "query", "description"};
-
-/// The property that takes a target: `preferred` when the schema has it, else the first one named
-/// as one of `names`, else `preferred` (or `fallback`) when the schema names no property at all;
-/// nullopt when the schema has properties and none of them takes the target.
-std::optional<std::string> target_field(const json& properties, const std::string& preferred,
-                                        const char* fallback,
-                                        const std::vector<std::string_view>& names) {
-    if (properties.empty()) return field_or(preferred, fallback);
-    if (!preferred.empty() && properties.contains(preferred)) return preferred;
-    for (const auto& [name, value] : properties.items()) {
-        if (named_as(name, names)) return name;
-    }
-    return std::nullopt;
-}
 
 /// Why a call to `choice` cannot carry its target: "the offered write's schema has no argument
 /// for the file's path (it takes: content, destination)".
@@ -300,7 +304,7 @@ ToolCall write_call(const Intent& intent, const ScriptContext& context,
         const auto fields = write_fields(*write.offered, v.write_path_field);
         if (!fields) {
             const bool has_path =
-                target_field(properties, v.write_path_field, "", k_path_names).has_value();
+                named_field(properties, v.write_path_field, k_path_names).has_value();
             return {write, args,
                     unplaced_text(write, has_path ? "the file's content" : "the file's path")};
         }
