@@ -15,6 +15,7 @@ public:
     }
     Script script(const ProbeSetup&, const adapters::Adapter&) const override {
         Script s;
+        // The model's command lines, for the harness's shell tool (sonata runs none of them).
         // cline 3.0.65's plan mode refuses the first two by their form and ran the third.
         s.main.steps = {shell_intent("printf 'written by the sonata probe\\n' > probe-shell.txt"),
                         shell_intent("rm victim"),
