@@ -30,7 +30,7 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_STRIP_FILES ON)
 # Depends from the binaries' own shared libraries (dpkg-shlibdeps): glibc alone for a portable
-# build, Debian's Boost, fmt, toml++ and libxml2 packages otherwise.
+# build, Debian's Boost, fmt and toml++ packages otherwise.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # What runs need beyond the binaries: tmux for TUI runs, git for worktree runs.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "tmux, git")

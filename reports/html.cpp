@@ -1,4 +1,4 @@
-// HTML rendering of a capability matrix, serialized by libxml2's HTML writer.
+// HTML rendering of a capability matrix, serialized by reports/markup.
 #include "reports/html.hpp"
 
 #include <fmt/format.h>

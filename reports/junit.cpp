@@ -1,4 +1,4 @@
-// JUnit XML rendering of a capability matrix, serialized by libxml2.
+// JUnit XML rendering of a capability matrix, serialized by reports/markup.
 #include "reports/junit.hpp"
 
 #include <map>

@@ -1,5 +1,5 @@
-// The JUnit renderer: suites per harness@version, outcomes per verdict, escaping by libxml2 and
-// control characters made legal first.
+// The JUnit renderer: suites per harness@version, outcomes per verdict, escaping by the serializer
+// and control characters made legal first.
 #include <gtest/gtest.h>
 
 #include "reports/junit.hpp"
