@@ -20,8 +20,8 @@
 #include "core/decision_json.hpp"
 #include "core/fs.hpp"
 #include "core/text.hpp"
-#include "dispatch/dispatcher.hpp"
-#include "dispatch/run.hpp"
+#include "dispatch/caller/dispatcher.hpp"
+#include "dispatch/caller/run.hpp"
 #include "dispatch/run_dir.hpp"
 
 namespace sonata::cli {

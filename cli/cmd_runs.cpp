@@ -19,10 +19,11 @@
 #include "core/json_parse.hpp"
 #include "core/session.hpp"
 #include "core/tmux.hpp"
-#include "dispatch/dispatcher.hpp"
-#include "dispatch/run.hpp"
+#include "dispatch/caller/dispatcher.hpp"
+#include "dispatch/caller/run.hpp"
+#include "dispatch/caller/worktree_dispatch.hpp"
 #include "dispatch/run_dir.hpp"
-#include "dispatch/worktree_dispatch.hpp"
+#include "dispatch/supervisor/supervise.hpp"
 
 namespace sonata::cli {
 namespace {

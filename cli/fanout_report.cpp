@@ -3,7 +3,7 @@
 
 #include "cli/run_output.hpp"
 #include "core/cost.hpp"
-#include "dispatch/run.hpp"
+#include "dispatch/caller/run.hpp"
 
 namespace sonata::cli {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "dispatch/fanout.hpp"
+#include "dispatch/caller/fanout.hpp"
 
 namespace sonata::cli {
 

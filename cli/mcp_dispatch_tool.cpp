@@ -11,9 +11,9 @@
 #include "core/decision_json.hpp"
 #include "core/fs.hpp"
 #include "core/text.hpp"
-#include "dispatch/dispatcher.hpp"
-#include "dispatch/fanout.hpp"
-#include "dispatch/run.hpp"
+#include "dispatch/caller/dispatcher.hpp"
+#include "dispatch/caller/fanout.hpp"
+#include "dispatch/caller/run.hpp"
 
 namespace sonata::cli {
 namespace {

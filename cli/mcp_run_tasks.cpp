@@ -9,8 +9,8 @@
 #include "cli/mcp_run_results.hpp"
 #include "cli/mcp_tool_support.hpp"
 #include "cli/run_output.hpp"
-#include "dispatch/dispatcher.hpp"
-#include "dispatch/run.hpp"
+#include "dispatch/caller/dispatcher.hpp"
+#include "dispatch/caller/run.hpp"
 
 namespace sonata::cli {
 namespace {

@@ -7,8 +7,8 @@
 #include "cli/mcp_run_results.hpp"
 #include "cli/run_output.hpp"
 #include "core/session.hpp"
-#include "dispatch/dispatcher.hpp"
-#include "dispatch/run.hpp"
+#include "dispatch/caller/dispatcher.hpp"
+#include "dispatch/caller/run.hpp"
 
 namespace sonata::cli {
 namespace {

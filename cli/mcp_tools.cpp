@@ -15,8 +15,8 @@
 #include "cli/mcp_worktree_tools.hpp"
 #include "cli/run_output.hpp"
 #include "core/decision_json.hpp"
-#include "dispatch/dispatcher.hpp"
-#include "dispatch/run.hpp"
+#include "dispatch/caller/dispatcher.hpp"
+#include "dispatch/caller/run.hpp"
 #include "dispatch/run_dir.hpp"
 
 namespace sonata::cli {

@@ -4,7 +4,7 @@
 #include "cli/mcp_run_results.hpp"
 #include "cli/mcp_tool_support.hpp"
 #include "core/text.hpp"
-#include "dispatch/worktree_dispatch.hpp"
+#include "dispatch/caller/worktree_dispatch.hpp"
 
 namespace sonata::cli {
 namespace {

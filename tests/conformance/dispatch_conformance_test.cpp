@@ -21,7 +21,7 @@
 
 #include "adapters/registry.hpp"
 #include "core/process.hpp"
-#include "dispatch/run.hpp"
+#include "dispatch/caller/run.hpp"
 #include "probes/model_server.hpp"
 #include "probes/script.hpp"
 #include "probes/workspace.hpp"

@@ -17,8 +17,8 @@
 
 #include "adapters/registry.hpp"
 #include "core/process.hpp"
-#include "dispatch/run.hpp"
-#include "dispatch/worktree_dispatch.hpp"
+#include "dispatch/caller/run.hpp"
+#include "dispatch/caller/worktree_dispatch.hpp"
 #include "probes/model_server.hpp"
 #include "probes/script.hpp"
 #include "probes/workspace.hpp"

@@ -10,8 +10,8 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include "dispatch/caller/run.hpp"
 #include "dispatch/receipt.hpp"
-#include "dispatch/run.hpp"
 #include "dispatch/run_dir.hpp"
 #include "tests/support/scratch_dir.hpp"
 

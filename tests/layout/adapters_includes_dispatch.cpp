@@ -1,2 +1,2 @@
 // adapters may not include dispatch.
-#include "dispatch/run.hpp"
+#include "dispatch/caller/run.hpp"

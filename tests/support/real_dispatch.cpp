@@ -8,7 +8,7 @@
 #include "adapters/support/planner.hpp"
 #include "core/node_runtime.hpp"
 #include "core/process.hpp"
-#include "dispatch/run.hpp"
+#include "dispatch/caller/run.hpp"
 #include "probes/model_server.hpp"
 #include "probes/workspace.hpp"
 #include "tests/support/sonata_run.hpp"

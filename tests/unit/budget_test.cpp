@@ -8,7 +8,7 @@
 #include "adapters/registry.hpp"
 #include "adapters/support/planner.hpp"
 #include "core/config.hpp"
-#include "dispatch/dispatcher.hpp"
+#include "dispatch/caller/dispatcher.hpp"
 
 namespace sonata::adapters {
 namespace {

@@ -7,8 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include "dispatch/caller/run.hpp"
 #include "dispatch/receipt.hpp"
-#include "dispatch/run.hpp"
+#include "dispatch/supervisor/supervise.hpp"
 #include "tests/support/fake_runner.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/sonata_run.hpp"

@@ -1,5 +1,5 @@
 // The workspace fingerprint.
-#include "dispatch/worktree.hpp"
+#include "dispatch/supervisor/worktree.hpp"
 
 #include <algorithm>
 #include <filesystem>

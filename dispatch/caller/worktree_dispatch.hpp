@@ -8,6 +8,7 @@
 #include "adapters/support/pipeline.hpp"
 #include "dispatch/git_worktree.hpp"
 #include "dispatch/receipt.hpp"
+#include "dispatch/worktree_record.hpp"
 
 namespace sonata::dispatch {
 
@@ -45,11 +46,5 @@ std::string apply_summary(const std::string& id, const ApplyOutcome& outcome);
 
 /// Removes a finished run's worktree and branch; a run without a worktree is left alone.
 Result<void> discard_run(const std::string& run_dir, const Environment& env);
-
-/// What the receipt records of a run's worktree.
-WorktreeRecord record_of(const RunWorktree& worktree);
-
-/// The worktree a receipt records, as git_worktree works on it.
-RunWorktree worktree_of(const WorktreeRecord& record);
 
 } // namespace sonata::dispatch

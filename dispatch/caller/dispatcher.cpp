@@ -1,11 +1,11 @@
 // A dispatch request from start to a running run (see dispatcher.hpp).
-#include "dispatch/dispatcher.hpp"
+#include "dispatch/caller/dispatcher.hpp"
 
 #include "adapters/registry.hpp"
 #include "core/fs.hpp"
-#include "dispatch/run.hpp"
+#include "dispatch/caller/run.hpp"
+#include "dispatch/caller/worktree_dispatch.hpp"
 #include "dispatch/run_dir.hpp"
-#include "dispatch/worktree_dispatch.hpp"
 
 namespace sonata::dispatch {
 namespace {

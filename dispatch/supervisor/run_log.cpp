@@ -1,5 +1,5 @@
 // The bounded harness.log and the stall clock.
-#include "dispatch/run_log.hpp"
+#include "dispatch/supervisor/run_log.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>

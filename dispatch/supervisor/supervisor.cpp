@@ -13,13 +13,13 @@
 #include "adapters/registry.hpp"
 #include "core/proc_tree.hpp"
 #include "core/run_host.hpp"
-#include "dispatch/harness_runners.hpp"
-#include "dispatch/run.hpp"
 #include "dispatch/run_dir.hpp"
-#include "dispatch/run_end.hpp"
-#include "dispatch/run_log.hpp"
 #include "dispatch/run_processes.hpp"
-#include "dispatch/worktree.hpp"
+#include "dispatch/supervisor/harness_runners.hpp"
+#include "dispatch/supervisor/run_end.hpp"
+#include "dispatch/supervisor/run_log.hpp"
+#include "dispatch/supervisor/supervise.hpp"
+#include "dispatch/supervisor/worktree.hpp"
 
 namespace sonata::dispatch {
 namespace {

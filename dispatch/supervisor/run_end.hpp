@@ -11,8 +11,8 @@
 #include "dispatch/receipt.hpp"
 #include "dispatch/run_dir.hpp"
 #include "dispatch/run_plan.hpp"
-#include "dispatch/shared_receipt.hpp"
-#include "dispatch/worktree.hpp"
+#include "dispatch/supervisor/shared_receipt.hpp"
+#include "dispatch/supervisor/worktree.hpp"
 
 namespace sonata::dispatch {
 

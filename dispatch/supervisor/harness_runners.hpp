@@ -6,9 +6,9 @@
 #include <string>
 
 #include "core/process.hpp"
-#include "dispatch/run_end.hpp"
 #include "dispatch/run_plan.hpp"
-#include "dispatch/shared_receipt.hpp"
+#include "dispatch/supervisor/run_end.hpp"
+#include "dispatch/supervisor/shared_receipt.hpp"
 
 namespace sonata::dispatch {
 

@@ -14,10 +14,10 @@
 #include "core/tmux.hpp"
 #include "dispatch/approval_channel.hpp"
 #include "dispatch/contract.hpp"
-#include "dispatch/harness_runners.hpp"
 #include "dispatch/launch.hpp"
-#include "dispatch/run_log.hpp"
 #include "dispatch/run_processes.hpp"
+#include "dispatch/supervisor/harness_runners.hpp"
+#include "dispatch/supervisor/run_log.hpp"
 #include "dispatch/tui_driver.hpp"
 
 namespace sonata::dispatch {

@@ -10,7 +10,7 @@
 
 #include "adapters/support/pipeline.hpp"
 #include "core/config.hpp"
-#include "dispatch/dispatcher.hpp"
+#include "dispatch/caller/dispatcher.hpp"
 
 namespace sonata::dispatch {
 

@@ -1,5 +1,5 @@
 // One task on several harnesses at once (see fanout.hpp).
-#include "dispatch/fanout.hpp"
+#include "dispatch/caller/fanout.hpp"
 
 #include <algorithm>
 
@@ -7,7 +7,7 @@
 #include "adapters/support/detect.hpp"
 #include "adapters/support/pipeline.hpp"
 #include "core/text.hpp"
-#include "dispatch/run.hpp"
+#include "dispatch/caller/run.hpp"
 
 namespace sonata::dispatch {
 namespace {

@@ -1,12 +1,12 @@
 // The end of a supervised run on record: report rules, final state, notes and completion check.
-#include "dispatch/run_end.hpp"
+#include "dispatch/supervisor/run_end.hpp"
 
 #include <fmt/format.h>
 
 #include "core/text.hpp"
 #include "dispatch/launch.hpp"
 #include "dispatch/run_processes.hpp"
-#include "dispatch/worktree_dispatch.hpp"
+#include "dispatch/worktree_record.hpp"
 
 namespace sonata::dispatch {
 namespace {

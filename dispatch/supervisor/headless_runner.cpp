@@ -2,10 +2,10 @@
 // the stall clock, its stdout's tail kept for the final message.
 #include <utility>
 
-#include "dispatch/harness_runners.hpp"
 #include "dispatch/launch.hpp"
-#include "dispatch/run_log.hpp"
 #include "dispatch/run_processes.hpp"
+#include "dispatch/supervisor/harness_runners.hpp"
+#include "dispatch/supervisor/run_log.hpp"
 
 namespace sonata::dispatch {
 namespace {

@@ -1,8 +1,9 @@
-// The run lifecycle: start a run (run directory, instructions, a detached supervisor), the
-// supervisor's own body, and the read side every other command uses (status with `lost`
-// detection, wait, cancel). The supervisor owns the harness's process group, the timeout, the
-// stall clock, the bounded log, the report, the receipt and the `exit` sentinel; a watchdog it
-// starts first kills the group and marks the run `lost` if the supervisor itself dies.
+// The run lifecycle as the caller sees it: start a run (run directory, instructions, a detached
+// supervisor, whose body is dispatch/supervisor/), and the read side every other command uses
+// (status with `lost` detection, wait, cancel, approve). The supervisor owns the harness's process
+// group, the timeout, the stall clock, the bounded log, the report, the receipt and the `exit`
+// sentinel; a watchdog it starts first kills the group and marks the run `lost` if the supervisor
+// itself dies.
 #pragma once
 
 #include <chrono>
@@ -35,16 +36,9 @@ struct StartRequest {
 /// directory; the id is its last component.
 Result<std::string> start_run(const StartRequest& request);
 
-/// start_run without the supervisor: the run directory, ready for supervise().
+/// start_run without the supervisor: the run directory, ready for supervise()
+/// (dispatch/supervisor/supervise.hpp).
 Result<std::string> prepare_run(const StartRequest& request);
-
-/// `sonata supervise DIR`: runs the planned harness to its end with `runner` and records it, on
-/// `host` (its watchdog, stop signals, slots and kills). Returns the exit code of the supervisor
-/// itself (0 whatever the run's outcome, unless sonata failed). Tests pass a fake runner and a
-/// fake host; `sonata supervise` the system ones.
-int supervise(const std::string& run_dir, ProcessRunner& runner, RunHost& host);
-/// supervise() on the system host.
-int supervise(const std::string& run_dir, ProcessRunner& runner);
 
 /// The run's receipt; a run whose supervisor is gone without finishing is marked `lost` (and
 /// whatever is left of its process group is killed).

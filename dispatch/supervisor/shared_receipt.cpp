@@ -1,5 +1,5 @@
 // The shared receipt's checks of its run directory.
-#include "dispatch/shared_receipt.hpp"
+#include "dispatch/supervisor/shared_receipt.hpp"
 
 #include <sys/stat.h>
 

@@ -4,7 +4,7 @@
 // run is live while its supervisor holds the directory's lock, a process is signalled only when
 // /proc shows it is the run's supervisor, and an answer to a card goes to that supervisor, which
 // checks who sent it.
-#include "dispatch/run.hpp"
+#include "dispatch/caller/run.hpp"
 
 #include <signal.h>
 

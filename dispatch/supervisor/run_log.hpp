@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "dispatch/run_dir.hpp"
-#include "dispatch/shared_receipt.hpp"
+#include "dispatch/supervisor/shared_receipt.hpp"
 
 namespace sonata::dispatch {
 

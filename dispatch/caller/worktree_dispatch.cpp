@@ -1,10 +1,10 @@
 // A run's own worktree, before it is planned (see worktree_dispatch.hpp).
-#include "dispatch/worktree_dispatch.hpp"
+#include "dispatch/caller/worktree_dispatch.hpp"
 
 #include <filesystem>
 
 #include "core/text.hpp"
-#include "dispatch/run.hpp"
+#include "dispatch/caller/run.hpp"
 #include "dispatch/run_dir.hpp"
 
 namespace sonata::dispatch {
@@ -114,14 +114,6 @@ Result<void> discard_run(const std::string& run_dir, const Environment& env) {
     SONATA_TRY(has_ended(*receipt));
     auto runner = make_system_runner();
     return Git(*runner, env).discard(worktree_of(*receipt->worktree));
-}
-
-WorktreeRecord record_of(const RunWorktree& w) {
-    return {w.path, w.branch, w.repo, w.base.head, w.base.snapshot, w.base.dirty, {}};
-}
-
-RunWorktree worktree_of(const WorktreeRecord& r) {
-    return {r.repo, r.path, r.branch, {r.base_head, r.base_snapshot, r.base_dirty}};
 }
 
 } // namespace sonata::dispatch

@@ -1,0 +1,1 @@
+#include "dispatch/supervisor/run_log.hpp"

@@ -1,0 +1,2 @@
+#include "dispatch/supervisor/shared_receipt.hpp"
+#include "dispatch/supervisor/supervise.hpp"
