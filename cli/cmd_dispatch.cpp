@@ -14,13 +14,16 @@
 
 #include "adapters/support/pipeline.hpp"
 #include "cli/app.hpp"
+#include "cli/dispatch_asks.hpp"
 #include "cli/fanout_report.hpp"
 #include "cli/init_support.hpp"
 #include "cli/run_output.hpp"
 #include "core/decision_json.hpp"
 #include "core/fs.hpp"
 #include "core/text.hpp"
+#include "dispatch/caller/dispatch_ask.hpp"
 #include "dispatch/caller/dispatcher.hpp"
+#include "dispatch/caller/fanout.hpp"
 #include "dispatch/caller/run.hpp"
 #include "dispatch/run_dir.hpp"
 
@@ -34,7 +37,7 @@ struct DispatchArgs {
     std::string task;
     std::string task_file;
     std::string stdin_marker; ///< "-": the task comes on stdin.
-    std::string role;         ///< Required unless --resume names the run to continue.
+    std::string role;
     std::string resume_run;
     std::string cwd;
     std::optional<long> timeout;
@@ -74,18 +77,14 @@ Result<std::string> read_task(const DispatchArgs& args) {
     return text;
 }
 
-/// --fanout: the task on each harness at once; waits for them all (within the window) and prints
+/// A fan-out: the task on each harness at once; waits for them all (within the window) and prints
 /// the combined report. Exit 0 when at least one run is done.
-Result<int> run_fanout(const DispatchArgs& args, const adapters::DispatchRequest& request,
+Result<int> run_fanout(const DispatchArgs& args, const dispatch::DispatchOrder& order,
                        const std::string& task, const Config& config) {
-    if (!request.harness.empty() || !args.resume_run.empty())
-        return fail(ExitCode::usage, "--fanout names the harnesses: drop --harness and --resume");
-    auto harnesses = dispatch::fanout_harnesses(args.fanout, config, request.env);
-    SONATA_TRY(harnesses);
     const auto timeout =
         args.timeout ? std::optional(std::chrono::seconds(*args.timeout)) : std::nullopt;
-    const auto members =
-        dispatch::start_fanout(request, *harnesses, task, config, timeout, args.fanout == "all");
+    const auto members = dispatch::start_fanout(order.request, order.fanout, task, config, timeout,
+                                                order.only_runnable);
     if (!args.wait) {
         for (const auto& m : members)
             std::cout << m.harness << "  " << (m.id.empty() ? "-" : m.id) << '\n';
@@ -103,32 +102,29 @@ Result<int> run_fanout(const DispatchArgs& args, const adapters::DispatchRequest
     return dispatch::any_done(members) ? 0 : to_int(ExitCode::run_failed);
 }
 
+/// The command line's dispatch, in no syntax: the rules are dispatch::decide_dispatch's.
+dispatch::DispatchAsk ask_of(const DispatchArgs& args, const Context& context) {
+    dispatch::DispatchAsk ask;
+    ask.request = args.request;
+    ask.request.cwd = dispatch::workspace_path(args.cwd, context.cwd);
+    ask.request.session_cwd =
+        context.cwd; // never --cwd's: a workspace may hold planted session files
+    ask.request.env = context.env;
+    ask.role = args.role;
+    ask.resume = args.resume_run;
+    ask.fanout = args.fanout;
+    if (args.worktree) ask.workspace = adapters::Workspace::worktree;
+    return ask;
+}
+
 Result<int> run_dispatch(const DispatchArgs& args, const Context& context) {
     auto config = context.config();
     SONATA_TRY(config);
     auto task = read_task(args);
     SONATA_TRY(task);
-    adapters::DispatchRequest request = args.request;
-    request.cwd = args.cwd.empty() ? context.cwd : args.cwd;
-    request.session_cwd = context.cwd; // never --cwd's: a workspace may hold planted session files
-    request.env = context.env;
-    if (args.worktree) request.workspace = adapters::Workspace::worktree;
-    if (!args.resume_run.empty()) {
-        if (!args.role.empty())
-            return fail(ExitCode::usage, "--resume continues the run's own role: drop --role");
-        SONATA_TRY(dispatch::resume_run(request, args.resume_run));
-    } else if (args.role.empty()) {
-        return fail(ExitCode::usage, "--role is required (or --resume RUN_ID)");
-    } else {
-        request.role = args.role;
-    }
-    if (!args.fanout.empty()) return run_fanout(args, request, *task, *config);
-    if (const auto role = config->find_role(request.role);
-        role && !role->fanout.empty() && request.harness.empty() && args.resume_run.empty()) {
-        DispatchArgs fanned = args;
-        fanned.fanout = join(role->fanout, ",");
-        return run_fanout(fanned, request, *task, *config);
-    }
+    auto order = dispatch::decide_dispatch(ask_of(args, context), *config);
+    SONATA_TRY(order);
+    if (order->is_fanout()) return run_fanout(args, *order, *task, *config);
     const auto timeout =
         args.timeout ? std::optional(std::chrono::seconds(*args.timeout)) : std::nullopt;
     const auto window = args.window ? std::chrono::seconds(*args.window) : config->dispatch_window;
@@ -138,7 +134,7 @@ Result<int> run_dispatch(const DispatchArgs& args, const Context& context) {
         if (receipt && dispatch::is_final(receipt->state)) return *receipt;
         return std::nullopt;
     };
-    auto started = dispatch::start_dispatch(request, *task, *config, timeout,
+    auto started = dispatch::start_dispatch(order->request, *task, *config, timeout,
                                             args.wait ? settle : dispatch::Settle{});
     SONATA_TRY(started);
     const Decision& decision = started->planned.decision;
@@ -152,22 +148,21 @@ Result<int> run_dispatch(const DispatchArgs& args, const Context& context) {
         std::cerr << "sonata: passed over " << a.harness << " (" << a.why << ")\n";
     for (const auto& warning : decision.warnings)
         std::cerr << "sonata: warning: " << warning << '\n';
-    const std::string& id = started->id;
-    const auto dir = &started->run_dir;
     if (!args.wait) {
-        std::cout << id << '\n';
+        std::cout << started->id << '\n';
         return 0;
     }
-    auto receipt = dispatch::wait_run(*dir, window);
+    auto receipt = dispatch::wait_run(started->run_dir, window);
     SONATA_TRY(receipt);
-    print_run(*dir, *receipt, args.json);
+    print_run(started->run_dir, *receipt, args.json);
     return to_int(dispatch::exit_code_for(*receipt));
 }
 
 void add_common(CLI::App* cmd, DispatchArgs& args) {
     cmd->add_option("--harness", args.request.harness, "Harness id (default: the role's harness)");
     cmd->add_option("--role", args.role,
-                    "Role: read-only, write, review, explore, plan, code, or one from config");
+                    "Role: read-only, write, review, explore, plan, code, or one from config "
+                    "(default with --harness: write)");
     cmd->add_option("--resume", args.resume_run,
                     "Continue the harness session of a finished run (its harness and role), "
                     "never wider than that run nor the parent's mode now");
@@ -203,6 +198,20 @@ void add_common(CLI::App* cmd, DispatchArgs& args) {
 }
 
 } // namespace
+
+Result<dispatch::DispatchAsk> ask_from_command_line(const std::vector<std::string>& args,
+                                                    const Context& context) {
+    CLI::App app("sonata dispatch");
+    DispatchArgs parsed;
+    add_common(&app, parsed);
+    std::vector<std::string> reversed(args.rbegin(), args.rend()); // CLI11 parses from the back
+    try {
+        app.parse(reversed);
+    } catch (const CLI::ParseError& e) {
+        return fail(ExitCode::usage, e.what());
+    }
+    return ask_of(parsed, context);
+}
 
 void add_dispatch(CLI::App& app, Action& action) {
     auto args = std::make_shared<DispatchArgs>();

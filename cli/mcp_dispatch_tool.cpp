@@ -5,12 +5,14 @@
 #include <filesystem>
 #include <optional>
 
+#include "cli/dispatch_asks.hpp"
 #include "cli/fanout_report.hpp"
 #include "cli/mcp_run_results.hpp"
 #include "cli/mcp_tool_support.hpp"
 #include "core/decision_json.hpp"
 #include "core/fs.hpp"
 #include "core/text.hpp"
+#include "dispatch/caller/dispatch_ask.hpp"
 #include "dispatch/caller/dispatcher.hpp"
 #include "dispatch/caller/fanout.hpp"
 #include "dispatch/caller/run.hpp"
@@ -26,23 +28,6 @@ using mcp::ToolResult;
 constexpr std::size_t k_max_task_bytes = 1U << 20U;
 /// Claude Code's key for what a server tells the model when it starts a task.
 constexpr const char* k_claude_task_meta = "com.anthropic/agent-task";
-
-/// The arguments' own consistency, before anything is read; empty when they make sense.
-std::string dispatch_arguments_error(const json& args) {
-    if (args.contains("task") == args.contains("task_file"))
-        return "give the task once: task or task_file";
-    if (args.contains("fanout")) {
-        if (args.contains("harness") || args.contains("resume"))
-            return "fanout names the harnesses: drop harness and resume";
-        if (!args.contains("role")) return "a fanout needs a role";
-        return {};
-    }
-    const bool resuming = args.contains("resume");
-    if (!resuming && !args.contains("harness") && !args.contains("role"))
-        return "give a harness or a role (or resume, a finished run's id)";
-    if (resuming && args.contains("role")) return "resume continues the run's own role: drop role";
-    return {};
-}
 
 /// The task from `task`, or from `task_file` relative to the workspace.
 Result<std::string> task_of(const json& args, const std::string& cwd) {
@@ -61,31 +46,26 @@ Result<std::string> task_of(const json& args, const std::string& cwd) {
 /// The answer to a call that failed before any run started.
 ToolResult errored(const Error& error) { return untold(error_result(error).text, "error"); }
 
-/// A dispatch the call asks for, checked and read.
+/// A dispatch the call asks for, decided and read.
 struct Asked {
-    adapters::DispatchRequest request;
+    dispatch::DispatchOrder order;
     std::string task;
     Config config;
 };
 
 /// The dispatch a call asks for; the answer that turns it down when it cannot be made.
 tl::expected<Asked, ToolResult> asked_dispatch(const json& args, const Context& context) {
-    if (auto bad = dispatch_arguments_error(args); !bad.empty())
-        return tl::unexpected(untold(bad, "error"));
+    if (args.contains("task") == args.contains("task_file"))
+        return tl::unexpected(untold("give the task once: task or task_file", "error"));
     auto config = context.config();
     if (!config) return tl::unexpected(errored(config.error()));
-    auto request = base_request(args, context);
-    if (const auto it = args.find("worktree"); it != args.end() && *it == true)
-        request.workspace = adapters::Workspace::worktree;
-    if (auto bad = checked_dir(request.cwd, context.cwd); !bad.empty())
-        return tl::unexpected(untold(bad, "error"));
-    if (args.contains("resume")) {
-        if (auto ok = dispatch::resume_run(request, text_arg(args, "resume")); !ok)
-            return tl::unexpected(errored(ok.error()));
-    }
-    auto task = task_of(args, request.cwd);
+    auto ask = ask_from_tool_arguments(args, context);
+    if (!ask) return tl::unexpected(untold(ask.error().message, "error"));
+    auto order = dispatch::decide_dispatch(*ask, *config);
+    if (!order) return tl::unexpected(errored(order.error()));
+    auto task = task_of(args, order->request.cwd);
     if (!task) return tl::unexpected(untold(task.error().message, "error"));
-    return Asked{std::move(request), std::move(*task), std::move(*config)};
+    return Asked{std::move(*order), std::move(*task), std::move(*config)};
 }
 
 /// The answer to a dispatch the gate refused: the decision, what was passed over, the parent.
@@ -99,27 +79,12 @@ ToolResult refusal(const dispatch::DispatchStarted& started) {
                   "refused");
 }
 
-/// The arguments of a fan-out: the call's own `fanout`, or its role's when the call names no
-/// harness; null when the dispatch is a single one.
-json fanout_of(const json& args, const Asked& asked) {
-    if (args.contains("fanout")) return args;
-    const auto role = asked.config.find_role(asked.request.role);
-    if (!role || role->fanout.empty() || args.contains("harness") || args.contains("resume"))
-        return nullptr;
-    json fanned = args;
-    fanned["fanout"] = role->fanout;
-    return fanned;
-}
-
 /// A fan-out: the task on each harness at once, waited for within the window; one combined report.
 ToolResult run_fanout(const Asked& asked, const json& args, const Context& context,
                       const Progress& progress, const Stop& stop) {
-    std::vector<std::string> names = args.at("fanout").get<std::vector<std::string>>();
-    const std::string list = names.size() == 1 ? names.front() : join(names, ",");
-    auto harnesses = dispatch::fanout_harnesses(list, asked.config, asked.request.env);
-    if (!harnesses) return errored(harnesses.error());
-    const auto members = dispatch::start_fanout(asked.request, *harnesses, asked.task, asked.config,
-                                                std::nullopt, list == "all");
+    const auto members =
+        dispatch::start_fanout(asked.order.request, asked.order.fanout, asked.task, asked.config,
+                               std::nullopt, asked.order.only_runnable);
     const auto window = window_of(args, context);
     const auto deadline = std::chrono::steady_clock::now() + window;
     json runs = json::array();
@@ -146,8 +111,7 @@ ToolResult run_dispatch(const json& args, const Context& context, const Progress
                         const Stop& stop) {
     auto asked = asked_dispatch(args, context);
     if (!asked) return asked.error();
-    if (const json fanned = fanout_of(args, *asked); !fanned.is_null())
-        return run_fanout(*asked, fanned, context, progress, stop);
+    if (asked->order.is_fanout()) return run_fanout(*asked, args, context, progress, stop);
     const auto window = window_of(args, context);
     // A ranked role moves on past a run that ends failed with no report: wait for each run as
     // the wait tool does, and stop waiting where the tool would return.
@@ -159,8 +123,8 @@ ToolResult run_dispatch(const json& args, const Context& context, const Progress
         if (r && dispatch::is_final(r->state)) return *r;
         return std::nullopt;
     };
-    auto started =
-        dispatch::start_dispatch(asked->request, asked->task, asked->config, std::nullopt, settle);
+    auto started = dispatch::start_dispatch(asked->order.request, asked->task, asked->config,
+                                            std::nullopt, settle);
     if (!started) return errored(started.error());
     if (!started->planned.decision.runs()) return refusal(*started);
     progress("started run " + started->id);
@@ -174,10 +138,9 @@ mcp::TaskStart start_dispatch_task(const json& args, const Context& context,
     auto asked = asked_dispatch(args, context);
     if (!asked) return {"", asked.error()};
     // Several runs are not one task: a fan-out answers when its runs do (within the window).
-    if (const json fanned = fanout_of(args, *asked); !fanned.is_null())
-        return {"", run_fanout(*asked, fanned, context, progress, stop)};
-    auto started =
-        dispatch::start_dispatch(asked->request, asked->task, asked->config, std::nullopt, {});
+    if (asked->order.is_fanout()) return {"", run_fanout(*asked, args, context, progress, stop)};
+    auto started = dispatch::start_dispatch(asked->order.request, asked->task, asked->config,
+                                            std::nullopt, {});
     if (!started) return {"", errored(started.error())};
     if (!started->planned.decision.runs()) return {"", refusal(*started)};
     auto receipt = dispatch::run_status(started->run_dir);
@@ -188,6 +151,20 @@ mcp::TaskStart start_dispatch_task(const json& args, const Context& context,
 }
 
 } // namespace
+
+Result<dispatch::DispatchAsk> ask_from_tool_arguments(const json& args, const Context& context) {
+    dispatch::DispatchAsk ask;
+    ask.request = base_request(args, context);
+    if (auto bad = checked_dir(ask.request.cwd, context.cwd); !bad.empty())
+        return fail(ExitCode::usage, bad);
+    ask.role = text_arg(args, "role");
+    ask.resume = text_arg(args, "resume");
+    if (const auto it = args.find("fanout"); it != args.end())
+        ask.fanout = join(it->get<std::vector<std::string>>(), ",");
+    if (const auto it = args.find("worktree"); it != args.end() && *it == true)
+        ask.workspace = adapters::Workspace::worktree;
+    return ask;
+}
 
 mcp::Tool dispatch_tool(const Context& context) {
     const json budget = {{"type", "number"},

@@ -7,6 +7,7 @@
 #include "cli/mcp_run_results.hpp"
 #include "cli/run_output.hpp"
 #include "core/session.hpp"
+#include "dispatch/caller/dispatch_ask.hpp"
 #include "dispatch/caller/dispatcher.hpp"
 #include "dispatch/caller/run.hpp"
 
@@ -76,11 +77,7 @@ json harness_prop() {
 /// files anything that writes in the workspace may have planted.
 adapters::DispatchRequest base_request(const json& args, const Context& context) {
     adapters::DispatchRequest request;
-    request.cwd = context.cwd;
-    if (const auto cwd = text_arg(args, "cwd"); !cwd.empty())
-        request.cwd = std::filesystem::absolute(std::filesystem::path(context.cwd) / cwd)
-                          .lexically_normal()
-                          .string();
+    request.cwd = dispatch::workspace_path(text_arg(args, "cwd"), context.cwd);
     request.session_cwd = context.cwd;
     request.env = context.env;
     const auto known = context.env.find("CLAUDE_CODE_SESSION_ID");

@@ -144,7 +144,7 @@ TEST_F(Dispatch, ResumeContinuesTheRunsSessionNeverWiderThanThatRun) {
     for (const auto& bad : std::vector<Bad>{
              {{"--resume", plain}, "recorded no grok session id"},
              {{"--resume", id, "--harness", "codex"}, "ran grok: --harness codex cannot continue"},
-             {{"--resume", id, "--role", "review"}, "--resume continues the run's own role"},
+             {{"--resume", id, "--role", "review"}, "resume continues the run's own role"},
              {{"--resume", "../../etc"}, "run id"}}) {
         std::vector<std::string> args{"dispatch", "--task", "scenario: session four"};
         args.insert(args.end(), bad.args.begin(), bad.args.end());

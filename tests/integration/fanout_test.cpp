@@ -102,9 +102,9 @@ TEST_F(Fanout, TheMcpDispatchFansOutAndAnswersWithTheCombinedReportEvenToATaskCl
     params["arguments"]["harness"] = "pi";
     const json bad = server.request(
         {{"jsonrpc", "2.0"}, {"id", 2}, {"method", "tools/call"}, {"params", params}});
-    EXPECT_NE(
-        bad["result"]["content"][0]["text"].get<std::string>().find("fanout names the harnesses"),
-        std::string::npos)
+    EXPECT_NE(bad["result"]["content"][0]["text"].get<std::string>().find(
+                  "a fan-out names its own harnesses"),
+              std::string::npos)
         << bad.dump();
     server.close();
     expect_nothing_left();
