@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -88,6 +89,17 @@ private:
         if constexpr (std::is_floating_point_v<T>) return "is not a number";
         if constexpr (std::is_same_v<T, std::string>) return "is not a string";
         return "is not an array of strings";
+    }
+};
+
+/// Names to strings: an object whose every value is a string.
+template <> struct Codec<std::map<std::string, std::string>> {
+    static json write(const std::map<std::string, std::string>& values) { return json(values); }
+    static std::map<std::string, std::string> read(const json& j, const std::string& key) {
+        if (!j.is_object() ||
+            !std::all_of(j.begin(), j.end(), [](const json& e) { return e.is_string(); }))
+            throw BadField("'" + key + "' is not an object of strings");
+        return j.get<std::map<std::string, std::string>>();
     }
 };
 

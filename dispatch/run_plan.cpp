@@ -1,142 +1,144 @@
-// Reading and writing plan.json.
+// plan.json: the run plan as a flat record of the file's own fields, written and read through its
+// one field table, then checked as a whole (a command to run, absolute paths, bounded limits).
 #include "dispatch/run_plan.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include "core/json_parse.hpp"
+#include "core/json_record.hpp"
 
 namespace sonata::dispatch {
-namespace {
-
-using json = nlohmann::json;
+namespace run_plan_file {
 
 constexpr long k_max_seconds = 10L * 365 * 24 * 3600;
 
-/// A field of the wrong shape, named.
-struct BadPlanField {
-    std::string field;
+/// plan.json as it is on disk, field for field.
+struct PlanFile {
+    std::vector<std::string> argv;
+    long completion_timeout_s = 0;
+    std::string cwd;
+    std::map<std::string, std::string> env;
+    std::vector<std::string> env_unset;
+    std::string harness;
+    bool interactive = false;
+    long long log_cap = 0;
+    int max_concurrent = 0;
+    std::string path_first; ///< Empty: the PATH as sonata found it.
+    bool prompt_stdin = false;
+    ReportSource report = ReportSource::stdout_text;
+    std::string slots_dir;
+    long stall_s = 0;
+    long timeout_s = 0;
 };
 
-const json& field(const json& j, const char* name) {
-    const auto it = j.find(name);
-    if (it == j.end()) throw BadPlanField{name};
-    return *it;
+PlanFile file_of(const RunPlan& plan) {
+    const Invocation& inv = plan.invocation;
+    const RunLimits& limits = plan.limits;
+    return {inv.argv,
+            limits.completion_timeout.count(),
+            plan.cwd,
+            inv.env,
+            inv.env_unset,
+            plan.harness,
+            inv.interactive,
+            static_cast<long long>(limits.log_cap),
+            limits.max_concurrent,
+            inv.path_first,
+            inv.prompt == PromptChannel::stdin_pipe,
+            inv.report,
+            limits.slots_dir,
+            limits.stall.count(),
+            limits.timeout.count()};
 }
 
-std::string text_of(const json& j, const char* name) {
-    const json& v = field(j, name);
-    if (!v.is_string()) throw BadPlanField{name};
-    return v.get<std::string>();
+void check_within(long long value, long long low, long long high, const char* key) {
+    if (value < low || value > high)
+        throw record::BadField("'" + std::string(key) + "' is out of range");
 }
 
-bool flag_of(const json& j, const char* name) {
-    const json& v = field(j, name);
-    if (!v.is_boolean()) throw BadPlanField{name};
-    return v.get<bool>();
+void check_absolute(const std::string& path, const char* key) {
+    if (!path.empty() && path.front() != '/')
+        throw record::BadField("'" + std::string(key) + "' is not an absolute path");
 }
 
-long number_of(const json& j, const char* name, long low, long high) {
-    const json& v = field(j, name);
-    if (!v.is_number_integer() || v.get<long long>() < low || v.get<long long>() > high)
-        throw BadPlanField{name};
-    return static_cast<long>(v.get<long long>());
-}
-
-std::vector<std::string> texts_of(const json& j, const char* name) {
-    const json& v = field(j, name);
-    if (!v.is_array()) throw BadPlanField{name};
-    std::vector<std::string> out;
-    for (const auto& item : v) {
-        if (!item.is_string()) throw BadPlanField{name};
-        out.push_back(item.get<std::string>());
-    }
-    return out;
-}
-
-std::map<std::string, std::string> variables_of(const json& j, const char* name) {
-    const json& v = field(j, name);
-    if (!v.is_object()) throw BadPlanField{name};
-    std::map<std::string, std::string> out;
-    for (const auto& [key, value] : v.items()) {
-        if (!value.is_string()) throw BadPlanField{name};
-        out[key] = value.get<std::string>();
-    }
-    return out;
-}
-
-ReportSource report_of(const json& j) {
-    const auto source = value_of(k_report_sources, text_of(j, "report"));
-    if (!source) throw BadPlanField{"report"};
-    return *source;
-}
-
-RunPlan plan_of(const json& j) {
+/// The plan a file holds, once what its fields' types cannot say holds too.
+RunPlan plan_of(const PlanFile& f) {
+    if (f.argv.empty() || f.argv.front().empty()) throw record::BadField("'argv' names no command");
+    if (f.cwd.empty()) throw record::BadField("'cwd' is empty");
+    check_absolute(f.cwd, "cwd");
+    check_absolute(f.path_first, "path_first");
+    check_within(f.timeout_s, 0, k_max_seconds, "timeout_s");
+    check_within(f.stall_s, 0, k_max_seconds, "stall_s");
+    check_within(f.completion_timeout_s, 0, k_max_seconds, "completion_timeout_s");
+    check_within(f.log_cap, 0, 1LL << 40, "log_cap");
+    check_within(f.max_concurrent, 0, 1LL << 16, "max_concurrent");
     RunPlan plan;
-    plan.harness = text_of(j, "harness");
+    plan.harness = f.harness;
+    plan.cwd = f.cwd;
     Invocation& inv = plan.invocation;
-    inv.argv = texts_of(j, "argv");
-    if (inv.argv.empty() || inv.argv.front().empty()) throw BadPlanField{"argv"};
-    inv.env = variables_of(j, "env");
-    inv.env_unset = texts_of(j, "env_unset");
-    if (j.contains("path_first")) {
-        inv.path_first = text_of(j, "path_first");
-        if (!inv.path_first.empty() && inv.path_first.front() != '/')
-            throw BadPlanField{"path_first"};
-    }
-    inv.interactive = flag_of(j, "interactive");
-    const bool stdin_prompt = flag_of(j, "prompt_stdin");
-    inv.prompt = inv.interactive ? PromptChannel::tmux_keys
-                 : stdin_prompt  ? PromptChannel::stdin_pipe
-                                 : PromptChannel::argument;
-    inv.report = report_of(j);
-    plan.cwd = text_of(j, "cwd");
-    if (plan.cwd.empty() || plan.cwd.front() != '/') throw BadPlanField{"cwd"};
-    RunLimits& limits = plan.limits;
-    limits.timeout = std::chrono::seconds(number_of(j, "timeout_s", 0, k_max_seconds));
-    limits.stall = std::chrono::seconds(number_of(j, "stall_s", 0, k_max_seconds));
-    limits.log_cap = static_cast<std::size_t>(number_of(j, "log_cap", 0, 1L << 40));
-    limits.max_concurrent = static_cast<int>(number_of(j, "max_concurrent", 0, 1 << 16));
-    limits.slots_dir = text_of(j, "slots_dir");
-    limits.completion_timeout =
-        std::chrono::seconds(number_of(j, "completion_timeout_s", 0, k_max_seconds));
+    inv.argv = f.argv;
+    inv.env = f.env;
+    inv.env_unset = f.env_unset;
+    inv.path_first = f.path_first;
+    inv.interactive = f.interactive;
+    inv.prompt = f.interactive    ? PromptChannel::tmux_keys
+                 : f.prompt_stdin ? PromptChannel::stdin_pipe
+                                  : PromptChannel::argument;
+    inv.report = f.report;
+    plan.limits = {std::chrono::seconds(f.timeout_s),
+                   std::chrono::seconds(f.stall_s),
+                   static_cast<std::size_t>(f.log_cap),
+                   f.max_concurrent,
+                   f.slots_dir,
+                   std::chrono::seconds(f.completion_timeout_s)};
     return plan;
 }
 
-} // namespace
+} // namespace run_plan_file
+} // namespace sonata::dispatch
+
+namespace sonata::record {
+
+template <> struct Codec<ReportSource> {
+    static json write(const ReportSource& source) { return json(std::string(to_string(source))); }
+    static ReportSource read(const json& j, const std::string& key) {
+        const auto source = value_of(k_report_sources, Codec<std::string>::read(j, key));
+        if (!source) throw BadField("'" + key + "' is not a report source");
+        return *source;
+    }
+};
+
+template <> struct Fields<dispatch::run_plan_file::PlanFile> {
+    using F = dispatch::run_plan_file::PlanFile;
+    static constexpr auto list = std::make_tuple(
+        field("argv", &F::argv), field("completion_timeout_s", &F::completion_timeout_s),
+        field("cwd", &F::cwd), field("env", &F::env), field("env_unset", &F::env_unset),
+        field("harness", &F::harness), field("interactive", &F::interactive),
+        field("log_cap", &F::log_cap), field("max_concurrent", &F::max_concurrent),
+        field("path_first", &F::path_first, Presence::added),
+        field("prompt_stdin", &F::prompt_stdin), field("report", &F::report),
+        field("slots_dir", &F::slots_dir), field("stall_s", &F::stall_s),
+        field("timeout_s", &F::timeout_s));
+};
+
+} // namespace sonata::record
+
+namespace sonata::dispatch {
 
 std::string plan_to_json(const RunPlan& plan) {
-    const Invocation& inv = plan.invocation;
-    json j = {{"harness", plan.harness},
-              {"argv", inv.argv},
-              {"env", inv.env},
-              {"env_unset", inv.env_unset},
-              {"cwd", plan.cwd},
-              {"prompt_stdin", inv.prompt == PromptChannel::stdin_pipe},
-              {"interactive", inv.interactive},
-              {"report", to_string(inv.report)},
-              {"timeout_s", plan.limits.timeout.count()},
-              {"stall_s", plan.limits.stall.count()},
-              {"log_cap", plan.limits.log_cap},
-              {"max_concurrent", plan.limits.max_concurrent},
-              {"slots_dir", plan.limits.slots_dir},
-              {"completion_timeout_s", plan.limits.completion_timeout.count()}};
-    if (!inv.path_first.empty()) j["path_first"] = inv.path_first;
-    return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+    return record::write_record(run_plan_file::file_of(plan))
+               .dump(2, ' ', false, record::json::error_handler_t::replace) +
+           "\n";
 }
 
 Result<RunPlan> parse_plan(std::string_view text, const std::string& source) {
-    const auto parsed = parse_json(text);
+    const auto parsed = parse_ordered_json(text);
     if (!parsed)
         return fail(ExitCode::bad_data,
                     source + ": not a run plan (" + parsed.error().message + ")");
-    const json& j = *parsed;
-    if (!j.is_object())
-        return fail(ExitCode::bad_data, source + ": not a run plan (not a JSON object)");
     try {
-        return plan_of(j);
-    } catch (const BadPlanField& bad) {
-        return fail(ExitCode::bad_data,
-                    source + ": '" + bad.field + "' is missing or not what a run plan holds");
+        return run_plan_file::plan_of(
+            record::read_record<run_plan_file::PlanFile>(*parsed, "plan"));
+    } catch (const record::BadField& bad) {
+        return fail(ExitCode::bad_data, source + ": not a run plan (" + bad.what() + ")");
     }
 }
 

@@ -1,7 +1,8 @@
 // plan.json, the supervisor's orders: what prepare_run decided to run and within which limits,
-// written once and read back by `sonata supervise`. A typed record with its reader and writer
-// side by side; the reader checks every field's type and bounds the document's nesting, so a
-// plan.json someone edited is a clear error, never an exception or a half-read plan.
+// written once and read back by `sonata supervise`. The file's fields are one table
+// (core/json_record.hpp, in run_plan.cpp); the reader checks every field's type, what the types
+// cannot say (a command, absolute paths, bounds) and the document's nesting, so a plan.json
+// someone edited is a clear error naming the field, never an exception or a half-read plan.
 #pragma once
 
 #include <chrono>
