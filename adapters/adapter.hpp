@@ -3,6 +3,8 @@
 // adapters/.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,13 +22,15 @@
 
 namespace sonata::adapters {
 
-/// Facts about the machine that change a mapping. Filled from the host, or by tests.
+/// Facts about the machine a mapping may depend on, filled from the host (detect_host) or by
+/// tests. They are generic on purpose: an adapter reads its own harness's facts from them (claude
+/// whether a managed MCP file exists, cn where Continue's directory is), so a harness's facts live
+/// in its adapter alone.
 struct HostFacts {
-    bool is_root = false;            ///< Running as uid 0 (claude refuses bypass as root).
-    bool managed_mcp_config = false; ///< An enterprise managed-mcp.json exists (claude).
-    /// Continue's global directory (config, permissions, sessions) as sonata's environment names
-    /// it: CONTINUE_GLOBAL_DIR, else HOME/.continue; empty when neither is an absolute path (cn).
-    std::string continue_dir;
+    bool is_root = false;                   ///< Running as uid 0.
+    std::map<std::string, std::string> env; ///< sonata's environment.
+    /// Whether `path` exists on this machine: detect_host asks the filesystem, tests answer.
+    std::function<bool(const std::string& path)> exists = [](const std::string&) { return false; };
 };
 
 /// Everything an adapter needs to map one dispatch. The mode is already folded and role-forced.

@@ -15,6 +15,10 @@
 namespace sonata::adapters {
 namespace {
 
+/// An enterprise's managed MCP configuration: where it exists, --strict-mcp-config is refused and
+/// plan mode shuts MCP tools out by name instead.
+constexpr const char* k_managed_mcp_file = "/etc/claude-code/managed-mcp.json";
+
 const std::vector<std::string> k_read_tools{"--tools=Read,Grep,Glob",
                                             "--allowedTools=Read,Grep,Glob"};
 
@@ -115,8 +119,8 @@ public:
         inv.argv.emplace_back(to_string(mode));
         if (mode == Mode::plan) {
             inv.argv.insert(inv.argv.end(), k_read_tools.begin(), k_read_tools.end());
-            inv.argv.emplace_back(in.host.managed_mcp_config ? "--disallowedTools=mcp__*"
-                                                             : "--strict-mcp-config");
+            inv.argv.emplace_back(in.host.exists(k_managed_mcp_file) ? "--disallowedTools=mcp__*"
+                                                                     : "--strict-mcp-config");
             inv.relies_on = relies::read_only();
         } else if (mode == Mode::default_mode) {
             inv.relies_on = relies::asks_first();

@@ -21,6 +21,19 @@ using nlohmann::json;
 
 constexpr const char* k_global_dir_env = "CONTINUE_GLOBAL_DIR";
 
+/// Continue's global directory (config, permissions, sessions) as sonata's environment names it:
+/// CONTINUE_GLOBAL_DIR, else HOME/.continue; empty when neither is an absolute path.
+std::string continue_dir(const std::map<std::string, std::string>& env) {
+    const auto absolute = [&](const char* name) {
+        const auto v = env.find(name);
+        return v != env.end() && !v->second.empty() && v->second.front() == '/' ? v->second
+                                                                                : std::string();
+    };
+    if (auto dir = absolute(k_global_dir_env); !dir.empty()) return dir;
+    if (auto home = absolute("HOME"); !home.empty()) return home + "/.continue";
+    return {};
+}
+
 /// The tools no mapping below bypass offers: the shell, and the one that reads a shell job.
 const std::vector<std::string> k_shell_tools{"Bash", "CheckBackgroundJob"};
 /// Its file-write tools (MultiEdit in place of Edit for the models it knows).
@@ -108,7 +121,8 @@ public:
                           {"use a read-only role (it runs as plan)",
                            "use harness codex, whose interactive TUI asks before acting"});
         }
-        if (in.host.continue_dir.empty()) {
+        const std::string global_dir = continue_dir(in.host.env);
+        if (global_dir.empty()) {
             return refuse("neither CONTINUE_GLOBAL_DIR nor HOME is an absolute path: sonata cannot "
                           "pin cn's config directory, which a repository's .env could move",
                           {"set HOME", "use another harness"});
@@ -138,7 +152,7 @@ public:
         }
         // hostile-workspace (cn 1.5.47): a repository's .env naming CONTINUE_GLOBAL_DIR moved cn
         // to the repository's config and permissions; a variable already set is kept.
-        inv.env[k_global_dir_env] = in.host.continue_dir;
+        inv.env[k_global_dir_env] = global_dir;
         // cn updates itself with `npm i -g` when its service announces a release, even headless.
         inv.env["CONTINUE_CLI_AUTO_UPDATED"] = "1";
         // Resuming forks: a fork carries the session's history into a new session (--resume

@@ -217,17 +217,11 @@ bool looks_like_bypass_flag(const std::string& arg) {
 HostFacts detect_host() {
     HostFacts host;
     host.is_root = ::geteuid() == 0;
-    std::error_code ec;
-    host.managed_mcp_config = std::filesystem::exists("/etc/claude-code/managed-mcp.json", ec);
-    const auto env = current_environment();
-    const auto absolute = [&](const char* name) {
-        const auto v = env.find(name);
-        return v != env.end() && !v->second.empty() && v->second.front() == '/' ? v->second
-                                                                                : std::string();
+    host.env = current_environment();
+    host.exists = [](const std::string& path) {
+        std::error_code ec;
+        return std::filesystem::exists(path, ec);
     };
-    host.continue_dir = absolute("CONTINUE_GLOBAL_DIR");
-    if (host.continue_dir.empty() && !absolute("HOME").empty())
-        host.continue_dir = absolute("HOME") + "/.continue";
     return host;
 }
 

@@ -24,7 +24,7 @@ PlanCase plan_case(std::string harness, Mode parent, RoleKind role,
     plan.parent_mode = parent;
     plan.role = role;
     plan.options = std::move(options);
-    plan.host.continue_dir = "/home/user/.continue";
+    plan.host.env["HOME"] = "/home/user";
     return plan;
 }
 

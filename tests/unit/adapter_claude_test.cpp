@@ -48,6 +48,22 @@ TEST(ClaudeAdapter, ResumeRepassesModeAndTools) {
     EXPECT_EQ(inv.relies_on.back(), "resume-keeps-mode");
 }
 
+// claude's own host fact: where an enterprise's managed MCP file exists, plan mode names the MCP
+// tools it shuts out instead of --strict-mcp-config (which such a machine refuses).
+TEST(ClaudeAdapter, AManagedMcpFileShutsMcpToolsOutByName) {
+    PlanCase managed = claude(Mode::plan);
+    std::vector<std::string> asked;
+    managed.host.exists = [&](const std::string& path) {
+        asked.push_back(path);
+        return path == "/etc/claude-code/managed-mcp.json";
+    };
+    const Invocation inv = run(managed);
+    EXPECT_NE(std::find(inv.argv.begin(), inv.argv.end(), "--disallowedTools=mcp__*"),
+              inv.argv.end());
+    EXPECT_EQ(std::find(inv.argv.begin(), inv.argv.end(), "--strict-mcp-config"), inv.argv.end());
+    EXPECT_EQ(asked, Strings{"/etc/claude-code/managed-mcp.json"});
+}
+
 TEST(ClaudeAdapter, ConfigCannotChooseSettingSources) {
     PlanCase c = claude(Mode::plan);
     c.extra_args = {"--setting-sources=user,project"};

@@ -71,11 +71,21 @@ TEST(CnAdapter, DefaultIsRefusedAndSoIsAnyModeWithoutAContinueDirectory) {
     EXPECT_NE(decision->refusal().reason.find("no approval prompt"), std::string::npos);
     EXPECT_FALSE(decision->refusal().alternatives.empty());
     PlanCase homeless = plan_case("cn", Mode::plan, RoleKind::read_only);
-    homeless.host.continue_dir.clear();
+    homeless.host.env.erase("HOME");
     decision = decide_case(homeless);
     ASSERT_TRUE(decision);
     ASSERT_FALSE(decision->runs());
     EXPECT_NE(decision->refusal().reason.find("CONTINUE_GLOBAL_DIR"), std::string::npos);
+    // cn's own host fact: Continue's directory, from CONTINUE_GLOBAL_DIR before HOME.
+    PlanCase pinned = plan_case("cn", Mode::plan, RoleKind::read_only);
+    pinned.host.env["CONTINUE_GLOBAL_DIR"] = "/srv/continue";
+    decision = decide_case(pinned);
+    ASSERT_TRUE(decision && decision->runs());
+    EXPECT_EQ(decision->invocation().env.at("CONTINUE_GLOBAL_DIR"), "/srv/continue");
+    pinned.host.env["CONTINUE_GLOBAL_DIR"] = "relative/continue";
+    decision = decide_case(pinned);
+    ASSERT_TRUE(decision && decision->runs());
+    EXPECT_EQ(decision->invocation().env.at("CONTINUE_GLOBAL_DIR"), "/home/user/.continue");
 }
 
 TEST(CnAdapter, ResumeForksTheSessionWithTheSameRestrictions) {

@@ -23,7 +23,7 @@ PlanRequest budget_request(const std::string& id, BudgetPolicy policy, Mode mode
     request.max_budget_usd = 2.5;
     request.budget_policy = policy;
     request.support_dir = ::testing::TempDir() + "sonata-budget-support";
-    request.host.continue_dir = "/home/user/.continue"; // cn pins Continue's directory
+    request.host.env["HOME"] = "/home/user"; // cn pins Continue's directory under it
     return request;
 }
 
