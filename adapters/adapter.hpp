@@ -18,6 +18,7 @@
 #include "core/decision.hpp"
 #include "core/mode.hpp"
 #include "core/options.hpp"
+#include "core/parent_rules.hpp"
 #include "core/result.hpp"
 
 namespace sonata::adapters {
@@ -89,6 +90,21 @@ struct McpSetup {
 };
 
 /// A line `sonata doctor` shows about one harness's own setup on this machine, beyond its version.
+/// Whether the parent's rules' relative paths mean in the child what they meant in the parent:
+/// the child works in the parent's own directory, or elsewhere (another --cwd, a worktree).
+enum class RulePaths { as_in_parent, moved };
+
+/// How an adapter carries one of the parent's rules (core/parent_rules.hpp) to its harness.
+struct RuleCarriage {
+    enum class How {
+        native, ///< The harness reads the rule itself (the same settings file).
+        added,  ///< The invocation now holds it (a flag, a policy entry).
+        cannot, ///< The harness has no mechanism sonata knows for it: the dispatch is refused.
+    };
+    How how = How::cannot;
+    std::string detail; ///< native, added: how it is held; cannot: why not.
+};
+
 struct SetupNote {
     enum class Level { ok, warning };
     std::string name; ///< "codex config".
@@ -150,10 +166,23 @@ public:
         return std::nullopt;
     }
 
-    /// What doctor says of this harness's setup under `home` (a user config its mappings do not
-    /// read, a question sonata answers for it); only reads. None by default.
-    virtual std::vector<SetupNote> setup_notes(const std::string& home) const {
-        (void)home;
+    /// How this harness holds `rule`, one of the parent's deny or ask rules (an ask is a deny in a
+    /// run nobody can answer), adding to `invocation` what it needs. By default it cannot: a
+    /// harness carries a rule only where its adapter says how.
+    virtual RuleCarriage carry_rule(const PermissionRule& rule, RulePaths paths,
+                                    Invocation& invocation) const {
+        (void)rule;
+        (void)paths;
+        (void)invocation;
+        return {RuleCarriage::How::cannot,
+                "sonata knows no way to hold it in " + std::string(id())};
+    }
+
+    /// What doctor says of this harness's setup on `host` (a user config under HOME its mappings
+    /// do not read, a question sonata answers for it, a machine-wide file or user it meets); only
+    /// reads. None by default.
+    virtual std::vector<SetupNote> setup_notes(const HostFacts& host) const {
+        (void)host;
         return {};
     }
 

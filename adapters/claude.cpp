@@ -134,6 +134,54 @@ public:
         return inv;
     }
 
+    /// claude reads the managed and user settings files itself (--setting-sources=user keeps only
+    /// the project's out); the project's and local file's rules, and the session's own, travel as
+    /// --disallowedTools, which takes Claude Code's own rule syntax. A path rule cannot travel
+    /// where its path would change meaning: relative to a settings file the run does not read, or
+    /// relative to the parent's directory when the run works elsewhere.
+    RuleCarriage carry_rule(const PermissionRule& rule, RulePaths paths,
+                            Invocation& inv) const override {
+        using How = RuleCarriage::How;
+        if (rule.scope == RuleScope::managed || rule.scope == RuleScope::user)
+            return {How::native, "claude reads " + rule.source + " itself"};
+        const std::string& path = rule.specifier;
+        const bool path_rule = (rule.tool == "Read" || rule.tool == "Edit") && !path.empty();
+        const bool anchored = path.rfind("//", 0) == 0 || path.rfind("~/", 0) == 0;
+        if (path_rule && !anchored && path.front() == '/')
+            return {How::cannot, "its path is relative to " + rule.source +
+                                     ", which a dispatched claude does not read"};
+        if (path_rule && !anchored && paths == RulePaths::moved)
+            return {How::cannot, "its path is relative to the parent's directory, and the run "
+                                 "works elsewhere"};
+        const std::string flag = "--disallowedTools=" + rule.text;
+        // Before --output-format=json: the option is variadic and must not meet the prompt.
+        const auto last = std::find(inv.argv.begin(), inv.argv.end(), "--output-format=json");
+        inv.argv.insert(last, flag);
+        return {How::added, flag};
+    }
+
+    /// As root, claude refuses bypassPermissions (and sonata dispatches acceptEdits instead); a
+    /// managed MCP file decides which MCP servers Claude Code takes, sonata's own included.
+    std::vector<SetupNote> setup_notes(const HostFacts& host) const override {
+        std::vector<SetupNote> notes;
+        if (host.is_root) {
+            notes.push_back({"root", SetupNote::Level::warning,
+                             "running as root: claude refuses bypassPermissions, and so does "
+                             "sonata (it dispatches acceptEdits instead)",
+                             "run sonata and Claude Code as a non-root user"});
+        }
+        if (host.exists(k_managed_mcp_file)) {
+            notes.push_back(
+                {"managed mcp", SetupNote::Level::warning,
+                 std::string(k_managed_mcp_file) +
+                     ": Claude Code takes MCP servers only from it, so `sonata mcp` must be "
+                     "listed there; sonata's read-only claude mappings deny MCP tools instead of "
+                     "replacing the list",
+                 "ask the administrator to add `sonata mcp` to managed-mcp.json"});
+        }
+        return notes;
+    }
+
     std::optional<Invocation> parent_invocation(Mode mode, const std::string& executable,
                                                 const HostFacts& host) const override {
         Invocation inv;

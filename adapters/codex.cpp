@@ -297,8 +297,10 @@ public:
     /// or model the user set in ~/.codex/config.toml does not reach them; say so, with the fix.
     /// (Trusting the project is not advised: a trusted project's .codex/config.toml and hooks
     /// load.)
-    std::vector<SetupNote> setup_notes(const std::string& home) const override {
-        auto text = read_file_bounded(home + "/.codex/config.toml", 4U << 20U);
+    std::vector<SetupNote> setup_notes(const HostFacts& host) const override {
+        const auto home = host.env.find("HOME");
+        if (home == host.env.end()) return {};
+        auto text = read_file_bounded(home->second + "/.codex/config.toml", 4U << 20U);
         std::vector<std::string> set;
         for (const std::string key : {"model_provider", "model"}) {
             const std::regex line("^\\s*" + key + "\\s*=", std::regex::multiline);

@@ -141,7 +141,7 @@ public:
         return inv;
     }
 
-    std::vector<SetupNote> setup_notes(const std::string&) const override {
+    std::vector<SetupNote> setup_notes(const HostFacts&) const override {
         return {{"reasonix telemetry", SetupNote::Level::ok,
                  "sonata answers its usage-statistics question (REASONIX_TELEMETRY=0)"}};
     }

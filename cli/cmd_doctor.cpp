@@ -1,8 +1,6 @@
 // `sonata doctor [--json]`: one line per check of this machine and project — ok, warning or
 // blocker, and the command that fixes it — and a non-zero exit on a blocker. Every check only
 // reads: files, PATH, each harness's --version (bounded by [timeouts] version_seconds).
-#include <unistd.h>
-
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -14,6 +12,7 @@
 #include "adapters/registry.hpp"
 #include "adapters/support/detect.hpp"
 #include "adapters/support/pipeline.hpp"
+#include "adapters/support/planner.hpp"
 #include "cli/app.hpp"
 #include "cli/claude_settings.hpp"
 #include "cli/init_support.hpp"
@@ -213,7 +212,7 @@ struct Doctor {
         } else {
             add({"harness " + id, Status::ok, s.version + " at " + s.path});
         }
-        for (auto& note : adapter.setup_notes(home)) {
+        for (auto& note : adapter.setup_notes(host_facts())) {
             add({std::move(note.name),
                  note.level == adapters::SetupNote::Level::ok ? Status::ok : Status::warning,
                  std::move(note.detail), std::move(note.fix)});
@@ -254,30 +253,63 @@ struct Doctor {
                                   "and the model goes on with wait and the run's id"});
     }
 
+    /// The parent's deny and ask rules, and the harnesses that hold them all (a dispatch to any
+    /// other is refused while they stand).
+    void parent_rules() {
+        auto rules = read_parent_rules(settings_files(home, project));
+        if (!rules) {
+            add({"parent rules", Status::blocker, rules.error().message,
+                 "fix the file: sonata refuses every dispatch while it cannot read the rules"});
+            return;
+        }
+        if (rules->empty()) {
+            add({"parent rules", Status::ok, "no deny or ask rules in Claude Code's settings"});
+            return;
+        }
+        std::vector<std::string> named;
+        for (const auto& r : rules->rules)
+            named.push_back(std::string(to_string(r.effect)) + " " + r.text + " (" +
+                            std::string(to_string(r.scope)) + ")");
+        const auto holding = adapters::harnesses_holding(*rules, adapters::RulePaths::as_in_parent);
+        const std::string allows = rules->ignored_allows.empty()
+                                       ? ""
+                                       : " (the project's allow rules " +
+                                             join(rules->ignored_allows, ", ") +
+                                             " are never carried)";
+        add({"parent rules", holding.empty() ? Status::warning : Status::ok,
+             join(named, ", ") + "; held by " +
+                 (holding.empty() ? "no harness" : join(holding, ", ")) +
+                 ": a dispatch to another harness is refused while they stand" + allows,
+             holding.empty() ? "anchor a path rule at // or ~/, or drop a rule a child may break"
+                             : ""});
+    }
+
     void host() {
         const auto path = context.env.find("PATH");
         if (search_path("tmux", path == context.env.end() ? "/usr/bin:/bin" : path->second)) {
             add({"tmux", Status::ok, "tmux is on PATH"});
         } else {
             add({"tmux", Status::warning,
-                 "tmux is not on PATH: the TUI mappings (codex and reasonix in default mode) "
-                 "cannot run",
+                 "tmux is not on PATH: the TUI mappings (" + join(tui_harnesses(), ", ") +
+                     ") cannot run",
                  "apt-get install tmux"});
         }
-        if (::geteuid() == 0) {
-            add({"root", Status::warning,
-                 "running as root: claude refuses bypassPermissions, and so does sonata (it "
-                 "dispatches acceptEdits instead)",
-                 "run sonata and Claude Code as a non-root user"});
+    }
+
+    /// The host as the adapters read it, with doctor's own environment.
+    adapters::HostFacts host_facts() const {
+        adapters::HostFacts host = adapters::detect_host();
+        host.env = context.env;
+        return host;
+    }
+
+    /// The harnesses with a TUI mapping: those whose adapter knows their screen.
+    static std::vector<std::string> tui_harnesses() {
+        std::vector<std::string> ids;
+        for (const auto& adapter : adapters::all_adapters()) {
+            if (!adapter->screen_patterns().ready.empty()) ids.emplace_back(adapter->id());
         }
-        std::error_code ec;
-        if (fs::exists("/etc/claude-code/managed-mcp.json", ec)) {
-            add({"managed mcp", Status::warning,
-                 "/etc/claude-code/managed-mcp.json: Claude Code takes MCP servers only from it, "
-                 "so `sonata mcp` must be listed there; sonata's read-only claude mappings deny "
-                 "MCP tools instead of replacing the list",
-                 "ask the administrator to add `sonata mcp` to managed-mcp.json"});
-        }
+        return ids;
     }
 };
 
@@ -303,6 +335,7 @@ Result<int> run_doctor(bool as_json, const Context& context) {
         doctor.mcp_client();
         doctor.harnesses_and_matrix(*config);
     }
+    doctor.parent_rules();
     doctor.host();
     bool blocked = false;
     ordered_json list = ordered_json::array();

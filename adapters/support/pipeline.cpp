@@ -265,6 +265,27 @@ Located locate_for_plan(const Adapter& adapter, const std::string& harness,
 
 /// The planner's request for `harness` in the role: the parent's mode, the task's options and
 /// model, the resumed session, the budget, the configured args and the machine's support dir.
+/// The parent's rules: its settings files for the session's directory and the user's HOME.
+Result<ParentRules> parent_rules_of(const DispatchRequest& setup) {
+    const auto home = setup.env.find("HOME");
+    const std::string dir = setup.session_cwd.empty() ? setup.cwd : setup.session_cwd;
+    auto rules =
+        read_parent_rules(settings_files(home == setup.env.end() ? "" : home->second, dir));
+    if (rules) SONATA_TRY(add_command_line_rules(setup.parent_argv, *rules));
+    return rules;
+}
+
+/// Whether the run works in the parent's own directory, where its rules' relative paths point.
+RulePaths rule_paths_of(const DispatchRequest& setup) {
+    namespace fs = std::filesystem;
+    if (setup.workspace == Workspace::worktree || setup.session_cwd.empty())
+        return setup.workspace == Workspace::worktree ? RulePaths::moved : RulePaths::as_in_parent;
+    std::error_code ec;
+    const bool same =
+        fs::weakly_canonical(setup.cwd, ec) == fs::weakly_canonical(setup.session_cwd, ec);
+    return same && !ec ? RulePaths::as_in_parent : RulePaths::moved;
+}
+
 Result<PlanRequest> plan_request(const DispatchRequest& setup, const Config& config,
                                  const std::string& harness, const Role& role, Mode parent) {
     auto options = parse_task_options(setup.options);
@@ -281,6 +302,10 @@ Result<PlanRequest> plan_request(const DispatchRequest& setup, const Config& con
     request.max_budget_usd = setup.budget;
     request.budget_policy = config.budget;
     request.host = detect_host();
+    auto rules = parent_rules_of(setup);
+    SONATA_TRY(rules);
+    request.parent_rules = std::move(*rules);
+    request.rule_paths = rule_paths_of(setup);
     request.support_dir = *dir + "/support";
     request.write_support_files = true;
     if (const auto* hc = config.harness(harness)) request.extra_args = hc->args;

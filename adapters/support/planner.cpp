@@ -304,6 +304,40 @@ Result<void> finish_invocation(Invocation& invocation, const PlanRequest& reques
     return {};
 }
 
+/// The parent's rules, each carried to the harness (its notes say how), or the dispatch refused
+/// naming every rule the harness cannot hold and the harnesses that hold them all.
+void carry_parent_rules(Decision& decision, const PlanRequest& request, const Adapter& a) {
+    if (!decision.runs() || request.parent_rules.empty()) return;
+    Invocation& inv = std::get<Invocation>(decision.outcome);
+    std::vector<std::string> held;
+    std::vector<std::string> not_held;
+    for (const auto& rule : request.parent_rules.rules) {
+        const auto carried = a.carry_rule(rule, request.rule_paths, inv);
+        const std::string named = std::string(to_string(rule.effect)) + " " + rule.text + " (" +
+                                  std::string(to_string(rule.scope)) + ")";
+        if (carried.how == RuleCarriage::How::cannot) {
+            not_held.push_back(named + ": " + carried.detail);
+        } else {
+            held.push_back("parent rule " + named + ": " + carried.detail);
+        }
+    }
+    if (not_held.empty()) {
+        inv.notes.insert(inv.notes.end(), held.begin(), held.end());
+        decision.warnings.push_back("the parent's rules are carried as written; no probe has "
+                                    "measured that " +
+                                    request.harness_id + " holds them yet");
+        return;
+    }
+    const auto can = harnesses_holding(request.parent_rules, request.rule_paths);
+    std::vector<std::string> alternatives;
+    if (!can.empty())
+        alternatives.push_back("use harness " + join(can, " or ") + ", which holds them all");
+    alternatives.push_back("drop the rule from the parent's settings if a child may do it");
+    decision.outcome = refuse(request.harness_id + " cannot hold the parent's rule" +
+                                  (not_held.size() > 1 ? "s " : " ") + join(not_held, "; "),
+                              alternatives);
+}
+
 /// What the parent guards beyond its mode, as properties the mapping relies on: in acceptEdits,
 /// Claude Code asks before it writes the paths core/protected_paths.hpp lists, so a child in that
 /// mode must not write them unasked either.
@@ -314,6 +348,19 @@ void add_parent_guards(Invocation& invocation, Mode effective) {
 }
 
 } // namespace
+
+std::vector<std::string> harnesses_holding(const ParentRules& rules, RulePaths paths) {
+    std::vector<std::string> ids;
+    for (const auto& adapter : all_adapters()) {
+        Invocation scratch;
+        const bool holds_all =
+            std::all_of(rules.rules.begin(), rules.rules.end(), [&](const PermissionRule& r) {
+                return adapter->carry_rule(r, paths, scratch).how != RuleCarriage::How::cannot;
+            });
+        if (holds_all) ids.emplace_back(adapter->id());
+    }
+    return ids;
+}
 
 Result<Decision> decide(const PlanRequest& request) {
     auto adapter = find_adapter(request.harness_id);
@@ -335,6 +382,7 @@ Result<Decision> decide(const PlanRequest& request) {
     decision.outcome = std::move(*outcome);
     warn_unmeasured_version(decision, request, a);
     gate_budget(decision, request, a);
+    carry_parent_rules(decision, request, a);
     if (decision.runs()) {
         add_parent_guards(std::get<Invocation>(decision.outcome), decision.effective_mode);
         SONATA_TRY(finish_invocation(std::get<Invocation>(decision.outcome), request, a,

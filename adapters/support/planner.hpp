@@ -29,6 +29,9 @@ struct PlanRequest {
     BudgetPolicy budget_policy = BudgetPolicy::warn;
     std::vector<std::string> extra_args; ///< From config; checked against forbidden flags.
     HostFacts host;
+    /// The parent's deny and ask rules: each carried to the harness, or the dispatch refused.
+    ParentRules parent_rules;
+    RulePaths rule_paths = RulePaths::as_in_parent;
     std::string support_dir; ///< Empty: `<machine dir>/support` of sonata's own environment.
     /// Write the support files a running invocation names into support_dir (what `sonata plan`
     /// and the prober ask for); false (the default): name them, write none.
@@ -41,6 +44,9 @@ struct PlanRequest {
 /// no forbidden flag appears in argv; a refusal has a reason and at least one alternative; the
 /// support files a running invocation names exist (when write_support_files is set).
 Result<Decision> decide(const PlanRequest& request);
+
+/// The harnesses whose adapters hold every one of `rules` where relative paths are `paths`.
+std::vector<std::string> harnesses_holding(const ParentRules& rules, RulePaths paths);
 
 /// Flags that look like a bypass, auto-approve or yolo switch in any harness.
 bool looks_like_bypass_flag(const std::string& arg);

@@ -99,7 +99,17 @@ TEST_F(HostileHome, DoctorSkipsEveryFileNestedPastAnyStackAndRunsEveryCheck) {
         expected.push_back(skipped(path, why));
     }
     expected.insert(expected.end(), baseline.begin() + 2, baseline.end());
-    EXPECT_EQ(doctor(0), expected);
+    // The parent's rules cannot be read: every dispatch is refused, and doctor says so as a
+    // blocker naming the first file (the user's, after the managed one that is not there).
+    for (auto& check : expected) {
+        if (check.at("check") != "parent rules") continue;
+        check = {{"check", "parent rules"},
+                 {"status", "blocker"},
+                 {"detail", m_home + "/.claude/settings.json: not JSON (" + why + ")"},
+                 {"fix", "fix the file: sonata refuses every dispatch while it cannot read the "
+                         "rules"}};
+    }
+    EXPECT_EQ(doctor(1), expected);
 }
 
 // Cause 11: a .mcp.json the project had before `init` lost it at `init --remove`, which deleted

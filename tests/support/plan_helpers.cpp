@@ -55,6 +55,8 @@ Result<Decision> decide_case(const PlanCase& plan_case) {
     request.resume_session = plan_case.resume;
     request.extra_args = plan_case.extra_args;
     request.host = plan_case.host;
+    request.parent_rules = plan_case.parent_rules;
+    request.rule_paths = plan_case.rule_paths;
     if (!plan_case.support_dir.empty()) {
         request.support_dir = plan_case.support_dir;
         request.write_support_files = true;

@@ -25,6 +25,8 @@ struct PlanCase {
     /// Not root, no managed MCP config, Continue's directory in /home/user: tests never read the
     /// machine.
     adapters::HostFacts host;
+    ParentRules parent_rules; ///< The parent's deny and ask rules; none by default.
+    adapters::RulePaths rule_paths = adapters::RulePaths::as_in_parent;
     std::string support_dir; ///< Non-empty: support files are written there (else nowhere).
 };
 

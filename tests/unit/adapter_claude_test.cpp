@@ -64,6 +64,26 @@ TEST(ClaudeAdapter, AManagedMcpFileShutsMcpToolsOutByName) {
     EXPECT_EQ(asked, Strings{"/etc/claude-code/managed-mcp.json"});
 }
 
+// What doctor says of claude comes from its adapter: root rules out its bypass, and a managed MCP
+// file must list `sonata mcp`.
+TEST(ClaudeAdapter, ItsSetupNotesNameRootAndAManagedMcpFile) {
+    const auto& adapter = **adapters::find_adapter("claude");
+    adapters::HostFacts host;
+    EXPECT_TRUE(adapter.setup_notes(host).empty());
+    host.is_root = true;
+    host.exists = [](const std::string& path) {
+        return path == "/etc/claude-code/managed-mcp.json";
+    };
+    const auto notes = adapter.setup_notes(host);
+    ASSERT_EQ(notes.size(), 2U);
+    EXPECT_EQ(notes[0].name, "root");
+    EXPECT_NE(notes[0].detail.find("bypassPermissions"), std::string::npos);
+    EXPECT_EQ(notes[1].name, "managed mcp");
+    EXPECT_NE(notes[1].detail.find("`sonata mcp` must be listed there"), std::string::npos);
+    for (const auto& note : notes)
+        EXPECT_EQ(note.level, adapters::SetupNote::Level::warning) << note.name;
+}
+
 TEST(ClaudeAdapter, ConfigCannotChooseSettingSources) {
     PlanCase c = claude(Mode::plan);
     c.extra_args = {"--setting-sources=user,project"};

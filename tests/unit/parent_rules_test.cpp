@@ -1,0 +1,198 @@
+// The parent's permission rules, read as Claude Code reads them: every scope's deny and ask rules,
+// a project's allow rules listed but never carried, the session's --disallowedTools, and a file or
+// rule sonata cannot read is an error naming it, never "no rules".
+#include <gtest/gtest.h>
+
+#include "core/parent_rules.hpp"
+#include "tests/support/plan_helpers.hpp"
+#include "tests/support/scratch_dir.hpp"
+#include "tests/support/sonata_run.hpp"
+
+namespace sonata {
+namespace parent_rules_test {
+
+std::vector<std::string> texts(const ParentRules& rules) {
+    std::vector<std::string> out;
+    for (const auto& r : rules.rules)
+        out.push_back(std::string(to_string(r.scope)) + " " + std::string(to_string(r.effect)) +
+                      " " + r.text);
+    return out;
+}
+
+class ParentRulesFiles : public ::testing::Test {
+protected:
+    void SetUp() override {
+        m_files = settings_files(m_dir.make_dir("home"), m_dir.make_dir("project"));
+        m_files.managed = m_dir.path() + "/managed-settings.json";
+    }
+    testing::ScratchDir m_dir;
+    SettingsFiles m_files;
+};
+
+TEST(ParentRule, ToolAndSpecifier) {
+    const auto bash = parse_rule("Bash(curl:*)");
+    ASSERT_TRUE(bash);
+    EXPECT_EQ(bash->tool, "Bash");
+    EXPECT_EQ(bash->specifier, "curl:*");
+    EXPECT_EQ(parse_rule("WebFetch")->specifier, "");
+    EXPECT_EQ(parse_rule("Read(~/.aws/**)")->specifier, "~/.aws/**");
+    EXPECT_EQ(parse_rule("mcp__github__create_issue")->tool, "mcp__github__create_issue");
+    EXPECT_EQ(parse_rule("Bash(echo (a))")->specifier, "echo (a)");
+    for (const std::string bad : {"", "(x)", "Bash(curl", "Bash curl", "Bash()"})
+        EXPECT_FALSE(parse_rule(bad)) << bad;
+}
+
+TEST_F(ParentRulesFiles, EveryScopeCountsAndAProjectNeverWidens) {
+    testing::write_text(m_files.managed, R"json({"permissions": {"deny": ["WebFetch"]}})json");
+    testing::write_text(m_files.user, R"json({
+        // Claude Code allows comments here.
+        "permissions": {"deny": ["Bash(curl:*)"], "ask": ["Bash(git push:*)"], "allow": ["Bash"]}
+    })json");
+    testing::write_text(
+        m_files.project,
+        R"json({"permissions": {"deny": ["Read(./.env)"], "allow": ["Bash(curl:*)"]}})json");
+    testing::write_text(m_files.local,
+                        R"json({"permissions": {"ask": ["Edit(./secrets/**)"]}})json");
+    const auto rules = read_parent_rules(m_files);
+    ASSERT_TRUE(rules) << rules.error().message;
+    EXPECT_EQ(texts(*rules),
+              (std::vector<std::string>{"managed deny WebFetch", "user deny Bash(curl:*)",
+                                        "user ask Bash(git push:*)", "project deny Read(./.env)",
+                                        "local ask Edit(./secrets/**)"}));
+    EXPECT_EQ(rules->ignored_allows, std::vector<std::string>{"Bash(curl:*)"});
+    EXPECT_EQ(rules->rules[3].source, m_files.project);
+}
+
+TEST_F(ParentRulesFiles, NoFilesNoRules) {
+    const auto rules = read_parent_rules(m_files);
+    ASSERT_TRUE(rules) << rules.error().message;
+    EXPECT_TRUE(rules->empty());
+}
+
+TEST_F(ParentRulesFiles, WhatCannotBeReadIsAnErrorNamingTheFile) {
+    const std::vector<std::pair<std::string, std::string>> cases{
+        {"{not json", "not JSON"},
+        {"[]", "not a JSON object"},
+        {R"json({"permissions": []})json", "'permissions' is not an object"},
+        {R"json({"permissions": {"deny": "Bash"}})json", "'permissions.deny' is not an array"},
+        {R"json({"permissions": {"ask": [1]}})json", "'permissions.ask' holds something other"},
+        {R"json({"permissions": {"deny": ["Bash(curl"]}})json", "unbalanced parentheses"}};
+    for (const auto& [content, says] : cases) {
+        testing::write_text(m_files.user, content);
+        const auto rules = read_parent_rules(m_files);
+        ASSERT_FALSE(rules) << content;
+        EXPECT_EQ(rules.error().code, ExitCode::bad_data);
+        EXPECT_EQ(rules.error().message.rfind(m_files.user + ": ", 0), 0U) << rules.error().message;
+        EXPECT_NE(rules.error().message.find(says), std::string::npos) << rules.error().message;
+    }
+}
+
+TEST(ParentRulesCommandLine, DisallowedToolsAddRules) {
+    ParentRules rules;
+    ASSERT_TRUE(add_command_line_rules({"claude", "--disallowedTools", "Bash(git push:*)", "Edit",
+                                        "--model", "x", "--disallowed-tools=WebFetch,Read(./.env)"},
+                                       rules));
+    EXPECT_EQ(texts(rules), (std::vector<std::string>{
+                                "command line deny Bash(git push:*)", "command line deny Edit",
+                                "command line deny WebFetch", "command line deny Read(./.env)"}));
+    EXPECT_FALSE(add_command_line_rules({"claude", "--disallowedTools", "Bash(x"}, rules));
+}
+
+} // namespace parent_rules_test
+} // namespace sonata
+
+namespace sonata::parent_rules_carried_test {
+
+using testing::decide_case;
+using testing::plan_case;
+
+PermissionRule rule(const std::string& text, RuleEffect effect, RuleScope scope,
+                    const std::string& source) {
+    auto parsed = parse_rule(text);
+    EXPECT_TRUE(parsed) << text;
+    parsed->effect = effect;
+    parsed->scope = scope;
+    parsed->source = source;
+    return *parsed;
+}
+
+/// The issue's parent: deny curl, .env reads, edits under secrets/ and web fetches, from every
+/// place a rule can come from.
+ParentRules the_parents_rules() {
+    return {
+        {rule("Bash(curl:*)", RuleEffect::deny, RuleScope::user, "/home/u/.claude/settings.json"),
+         rule("Read(./.env)", RuleEffect::deny, RuleScope::project, "/p/.claude/settings.json"),
+         rule("Edit(./secrets/**)", RuleEffect::ask, RuleScope::local,
+              "/p/.claude/settings.local.json"),
+         rule("WebFetch", RuleEffect::deny, RuleScope::command_line, "--disallowedTools")},
+        {}};
+}
+
+TEST(ParentRulesCarried, ClaudeHoldsEachRuleAndSaysHow) {
+    auto c = plan_case("claude", Mode::accept_edits);
+    c.parent_rules = the_parents_rules();
+    const auto decision = decide_case(c);
+    ASSERT_TRUE(decision) << decision.error().message;
+    ASSERT_TRUE(decision->runs()) << testing::show(decision->refusal());
+    const auto& argv = decision->invocation().argv;
+    const std::vector<std::string> tail(argv.end() - 4, argv.end());
+    EXPECT_EQ(tail, (std::vector<std::string>{
+                        "--disallowedTools=Read(./.env)", "--disallowedTools=Edit(./secrets/**)",
+                        "--disallowedTools=WebFetch", "--output-format=json"}));
+    EXPECT_EQ(std::count(argv.begin(), argv.end(), "--disallowedTools=Bash(curl:*)"), 0)
+        << "claude reads the user's settings file itself";
+    const auto& notes = decision->invocation().notes;
+    EXPECT_NE(std::find(notes.begin(), notes.end(),
+                        "parent rule deny Bash(curl:*) (user): claude reads "
+                        "/home/u/.claude/settings.json itself"),
+              notes.end());
+    EXPECT_NE(std::find(notes.begin(), notes.end(),
+                        "parent rule ask Edit(./secrets/**) (local): "
+                        "--disallowedTools=Edit(./secrets/**)"),
+              notes.end());
+    ASSERT_FALSE(decision->warnings.empty());
+    EXPECT_NE(decision->warnings.back().find("no probe has measured"), std::string::npos);
+}
+
+TEST(ParentRulesCarried, APathThatWouldChangeMeaningIsRefused) {
+    auto moved = plan_case("claude", Mode::accept_edits);
+    moved.parent_rules = the_parents_rules();
+    moved.rule_paths = adapters::RulePaths::moved;
+    auto decision = decide_case(moved);
+    ASSERT_TRUE(decision);
+    ASSERT_FALSE(decision->runs());
+    EXPECT_NE(decision->refusal().reason.find("Read(./.env) (project): its path is relative to "
+                                              "the parent's directory"),
+              std::string::npos)
+        << decision->refusal().reason;
+    auto anchored = plan_case("claude", Mode::accept_edits);
+    anchored.parent_rules = {{rule("Edit(/secrets/**)", RuleEffect::deny, RuleScope::project,
+                                   "/p/.claude/settings.json")},
+                             {}};
+    decision = decide_case(anchored);
+    ASSERT_TRUE(decision);
+    ASSERT_FALSE(decision->runs());
+    EXPECT_NE(decision->refusal().reason.find("relative to /p/.claude/settings.json"),
+              std::string::npos)
+        << decision->refusal().reason;
+}
+
+TEST(ParentRulesCarried, AHarnessThatCannotHoldARuleIsRefusedNamingItAndWhoCan) {
+    for (const std::string harness : {"codex", "pi", "gemini", "opencode"}) {
+        auto c = plan_case(harness, Mode::accept_edits);
+        c.parent_rules = the_parents_rules();
+        const auto decision = decide_case(c);
+        ASSERT_TRUE(decision) << harness;
+        ASSERT_FALSE(decision->runs()) << harness;
+        const auto& refusal = decision->refusal();
+        EXPECT_NE(refusal.reason.find("cannot hold the parent's rules deny Bash(curl:*) (user)"),
+                  std::string::npos)
+            << refusal.reason;
+        EXPECT_NE(refusal.reason.find("WebFetch (command line)"), std::string::npos);
+        EXPECT_EQ(refusal.alternatives.front(), "use harness claude, which holds them all");
+    }
+    auto none = plan_case("pi", Mode::accept_edits);
+    EXPECT_TRUE(decide_case(none)->runs()) << "a parent without rules is not refused";
+}
+
+} // namespace sonata::parent_rules_carried_test
