@@ -19,4 +19,8 @@ Result<const Adapter*> find_adapter(std::string_view harness_id);
 /// Ids of every adapter, sorted.
 std::vector<std::string> harness_ids();
 
+/// The harnesses whose mappings load the project MCP file `path` of `project` (its `.mcp.json`):
+/// each adapter names the file its harness reads, and says whether its mappings shut it out.
+std::vector<std::string> harnesses_loading_mcp(const std::string& project, const std::string& path);
+
 } // namespace sonata::adapters

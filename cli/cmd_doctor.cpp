@@ -148,13 +148,7 @@ struct Doctor {
         }
         add({"mcp", Status::ok, "`sonata mcp` is registered in " + where});
         if (where == project + "/.mcp.json") {
-            std::vector<std::string> loaders;
-            for (const auto& adapter : adapters::all_adapters()) {
-                if (adapter->spec().project_mcp == adapters::ProjectMcp::shut_out) continue;
-                const auto setup = adapter->project_mcp(project, {"sonata", "mcp"});
-                if (setup && !setup->files.empty() && setup->files.front().path == where)
-                    loaders.emplace_back(adapter->id());
-            }
+            const auto loaders = adapters::harnesses_loading_mcp(project, where);
             add({"recursion", Status::warning,
                  "the project's .mcp.json exposes sonata's own tools to the harnesses that load it "
                  "(" +

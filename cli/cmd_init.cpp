@@ -14,6 +14,7 @@
 #include <CLI/CLI.hpp>
 #include <sys/stat.h>
 
+#include "adapters/registry.hpp"
 #include "cli/app.hpp"
 #include "cli/init_created_list.hpp"
 #include "cli/init_support.hpp"
@@ -21,6 +22,7 @@
 #include "core/config.hpp"
 #include "core/fs.hpp"
 #include "core/process.hpp"
+#include "core/text.hpp"
 
 namespace sonata::cli {
 namespace {
@@ -200,9 +202,11 @@ Result<void> mcp_steps(const InitArgs& args, const Context& context, Plan& plan)
     };
     if (args.scope == "project" && !args.remove) {
         plan.notes.push_back(
-            "harnesses that load a project's .mcp.json (reasonix, grok, claude without sonata's "
-            "flags) would see sonata's tools: sonata refuses to dispatch them from here while "
-            "it is there; `--scope global` or the plugin keeps it out of the repository");
+            "harnesses that load a project's .mcp.json (" +
+            join(adapters::harnesses_loading_mcp(fs::path(target).parent_path().string(), target),
+                 ", ") +
+            ") would see sonata's tools: sonata refuses to dispatch them from here while it is "
+            "there; `--scope global` or the plugin keeps it out of the repository");
     }
     return {};
 }

@@ -28,6 +28,18 @@ Result<const Adapter*> find_adapter(std::string_view harness_id) {
                                      "; known harnesses: " + join(harness_ids(), ", "));
 }
 
+std::vector<std::string> harnesses_loading_mcp(const std::string& project,
+                                               const std::string& path) {
+    std::vector<std::string> ids;
+    for (const auto& adapter : all_adapters()) {
+        if (adapter->spec().project_mcp == ProjectMcp::shut_out) continue;
+        const auto setup = adapter->project_mcp(project, {"sonata", "mcp"});
+        if (setup && !setup->files.empty() && setup->files.front().path == path)
+            ids.emplace_back(adapter->id());
+    }
+    return ids;
+}
+
 std::vector<std::string> harness_ids() {
     std::vector<std::string> ids;
     for (const auto& adapter : all_adapters())

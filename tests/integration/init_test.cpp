@@ -44,9 +44,9 @@ std::string mcp_only() {
 }
 
 const std::string k_mcp_note =
-    "note: harnesses that load a project's .mcp.json (reasonix, grok, claude without sonata's "
-    "flags) would see sonata's tools: sonata refuses to dispatch them from here while it is "
-    "there; `--scope global` or the plugin keeps it out of the repository\n";
+    "note: harnesses that load a project's .mcp.json (copilot, grok, reasonix) would see "
+    "sonata's tools: sonata refuses to dispatch them from here while it is there; `--scope "
+    "global` or the plugin keeps it out of the repository\n";
 
 const std::string k_user_settings = R"json({
   "model": "opus",
