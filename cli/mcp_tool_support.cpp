@@ -1,14 +1,11 @@
 // What `sonata mcp`'s tools share (see mcp_tool_support.hpp).
 #include "cli/mcp_tool_support.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <filesystem>
 
 #include "cli/mcp_run_results.hpp"
 #include "cli/run_output.hpp"
-#include "core/proc_tree.hpp"
 #include "core/session.hpp"
 #include "dispatch/caller/dispatch_ask.hpp"
 #include "dispatch/caller/dispatcher.hpp"
@@ -83,7 +80,6 @@ adapters::DispatchRequest base_request(const json& args, const Context& context)
     request.cwd = dispatch::workspace_path(text_arg(args, "cwd"), context.cwd);
     request.session_cwd = context.cwd;
     request.env = context.env;
-    request.parent_argv = command_line_of(::getppid()); // the session that started this server
     const auto known = context.env.find("CLAUDE_CODE_SESSION_ID");
     if (known == context.env.end() || known->second.empty()) {
         const auto now = std::chrono::system_clock::now();

@@ -94,6 +94,14 @@ std::vector<std::string> command_line_of(int pid) {
     return args;
 }
 
+std::vector<std::vector<std::string>> ancestor_command_lines(int pid, std::size_t depth) {
+    std::vector<std::vector<std::string>> lines;
+    for (auto parent = parent_of(pid); parent && *parent > 1 && lines.size() < depth;
+         parent = parent_of(*parent))
+        lines.push_back(command_line_of(*parent));
+    return lines;
+}
+
 unsigned long long start_time_of(int pid) {
     const auto fields = proc_stat_fields(pid);
     if (!fields || fields->size() < 20 || (*fields)[0] == "Z") return 0;

@@ -29,6 +29,10 @@ bool is_own_process(int pid);
 /// The arguments of process `pid` (/proc/<pid>/cmdline); empty when it is gone.
 std::vector<std::string> command_line_of(int pid);
 
+/// The command lines of `pid`'s parent, its parent's parent, and so on up to init (at most
+/// `depth` of them), nearest first; the chain stops at a process that is gone.
+std::vector<std::vector<std::string>> ancestor_command_lines(int pid, std::size_t depth = 32);
+
 /// The start time of `pid` (/proc stat field 22), 0 when it is gone or a zombie: with the pid, it
 /// names one process, whatever reuses the pid later.
 unsigned long long start_time_of(int pid);

@@ -14,6 +14,7 @@
 #include "adapters/support/detect.hpp"
 #include "adapters/support/planner.hpp"
 #include "core/gate.hpp"
+#include "core/proc_tree.hpp"
 #include "core/session.hpp"
 
 namespace sonata::adapters {
@@ -265,13 +266,17 @@ Located locate_for_plan(const Adapter& adapter, const std::string& harness,
 
 /// The planner's request for `harness` in the role: the parent's mode, the task's options and
 /// model, the resumed session, the budget, the configured args and the machine's support dir.
-/// The parent's rules: its settings files for the session's directory and the user's HOME.
+/// The parent's rules: its settings files for the session's directory and the user's HOME, and
+/// the --disallowedTools of the processes that started this one, the session among them (sonata
+/// mcp's parent; the shell a Bash tool call runs in, and its parent): any of them narrows a child.
 Result<ParentRules> parent_rules_of(const DispatchRequest& setup) {
     const auto home = setup.env.find("HOME");
     const std::string dir = setup.session_cwd.empty() ? setup.cwd : setup.session_cwd;
     auto rules =
         read_parent_rules(settings_files(home == setup.env.end() ? "" : home->second, dir));
-    if (rules) SONATA_TRY(add_command_line_rules(setup.parent_argv, *rules));
+    SONATA_TRY(rules);
+    for (const auto& line : ancestor_command_lines(::getpid()))
+        SONATA_TRY(add_command_line_rules(line, *rules));
     return rules;
 }
 

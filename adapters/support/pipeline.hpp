@@ -44,9 +44,6 @@ struct DispatchRequest {
     std::map<std::string, std::string> env; ///< sonata's environment.
     /// Where the run works: in the workspace itself, or in a git worktree of its own.
     Workspace workspace = Workspace::in_place;
-    /// The parent session's own command line where sonata knows it (`sonata mcp`: the process
-    /// that started it): its --disallowedTools are the parent's rules too.
-    std::vector<std::string> parent_argv = {};
 };
 
 /// The parent's mode and where it came from.
