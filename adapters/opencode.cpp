@@ -178,6 +178,19 @@ public:
         return inv;
     }
 
+    /// 2.x holds the parent's rules in its injected agent (opencode_v2::carry_rule); 1.x's
+    /// permission map is not measured for them.
+    RuleCarriage carry_rule(const PermissionRule& rule, RulePaths paths,
+                            Invocation& inv) const override {
+        const bool v2 =
+            std::find(inv.argv.begin(), inv.argv.end(), "--standalone") != inv.argv.end();
+        if (!v2) return {RuleCarriage::How::cannot, "opencode 1.x is not measured holding it"};
+        const auto config = inv.env.find(k_config_env);
+        if (config == inv.env.end())
+            return {RuleCarriage::How::cannot, "this mapping injects no agent to hold it"};
+        return opencode_v2::carry_rule(rule, paths, config->second);
+    }
+
     ToolVocabulary tools_at(const std::string& version) const override {
         return line_of(version) == Line::v2 ? tools_v2() : tools();
     }

@@ -46,7 +46,76 @@ std::string check_unguarded(const std::string& exported, const std::string& sess
         *last, opencode_export::text_items(last->value("content", Json())));
 }
 
+/// 2.x's action for a Claude Code tool; empty for one it has no counterpart of.
+std::string action_of(const std::string& tool) {
+    static const std::vector<std::pair<std::string, std::string>> k_actions{
+        {"Bash", "shell"},          {"Read", "read"},      {"Edit", "edit"},
+        {"Write", "edit"},          {"MultiEdit", "edit"}, {"NotebookEdit", "edit"},
+        {"Grep", "grep"},           {"Glob", "glob"},      {"WebFetch", "webfetch"},
+        {"WebSearch", "websearch"}, {"Task", "subagent"},  {"Agent", "subagent"}};
+    for (const auto& [name, action] : k_actions) {
+        if (name == tool) return action;
+    }
+    return {};
+}
+
+/// The actions the agent's permissions allow outright (resource "*").
+std::vector<std::string> allowed_actions(const Json& permissions) {
+    std::vector<std::string> allowed;
+    for (const auto& p : permissions) {
+        if (p.value("effect", "") == "allow" && p.value("resource", "") == "*")
+            allowed.push_back(p.value("action", ""));
+    }
+    return allowed;
+}
+
+/// A workspace-relative resource for a rule's path: `./x` and `x` as `x`; empty for any other.
+std::string relative_resource(const std::string& path) {
+    if (path.empty() || path.front() == '/' || path.front() == '~') return {};
+    return path.rfind("./", 0) == 0 ? path.substr(2) : path;
+}
+
 } // namespace
+
+RuleCarriage carry_rule(const PermissionRule& parent, RulePaths paths, std::string& config) {
+    using How = RuleCarriage::How;
+    Json doc = Json::parse(config, nullptr, false);
+    Json* permissions = nullptr;
+    if (doc.is_object() && doc.contains("agents") && doc["agents"].is_object()) {
+        for (auto& [name, agent] : doc["agents"].items()) {
+            if (agent.is_object() && agent.contains("permissions"))
+                permissions = &agent["permissions"];
+        }
+    }
+    if (permissions == nullptr || !permissions->is_array())
+        return {How::cannot, "this mapping injects no agent to hold it"};
+    const std::string action = action_of(parent.tool);
+    const auto allowed = allowed_actions(*permissions);
+    if (action.empty() || std::find(allowed.begin(), allowed.end(), action) == allowed.end())
+        return {How::native, "the injected agent denies " +
+                                 (action.empty() ? parent.tool : action) + " altogether"};
+    std::string resource = "*";
+    if (!parent.specifier.empty()) {
+        if (action != "read" && action != "edit")
+            return {How::cannot, "opencode matches a " + action +
+                                     " rule against the call's "
+                                     "text, which another spelling of it passes"};
+        resource = relative_resource(parent.specifier);
+        if (resource.empty())
+            return {How::cannot, "opencode matches only paths relative to the workspace"};
+        if (paths == RulePaths::moved)
+            return {How::cannot, "its path is relative to the parent's directory, and the run "
+                                 "works elsewhere"};
+    }
+    permissions->push_back(rule(action, resource, "deny"));
+    std::string held = action + " " + resource;
+    if (action == "read" && resource != "*") {
+        permissions->push_back(rule("grep", "*", "deny"));
+        held += ", and grep (which would show the file's lines)";
+    }
+    config = doc.dump();
+    return {How::added, "the injected agent denies " + held};
+}
 
 std::vector<std::string> protected_patterns() {
     std::vector<std::string> guards{".claude/settings.local.json"};

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "adapters/adapter.hpp"
+
 namespace sonata::adapters::opencode_v2 {
 
 /// The config of a primary agent `name` in 2.x's native form: a `permissions` list that denies
@@ -15,6 +17,16 @@ std::string agent_config(const std::string& name, const std::vector<std::string>
 /// The edit resources the parent guards, as 2.x matches them (paths relative to the workspace,
 /// `*` spanning directories, the whole path anchored): each guard at the top and below it.
 std::vector<std::string> protected_patterns();
+
+/// Holds `rule`, one of the parent's deny or ask rules, in the injected agent of `config` (the
+/// OPENCODE_CONFIG_CONTENT a mapping set), as measured on 2.1.2: a tool the agent does not allow
+/// is denied already; an allowed one gets a deny at the end of its list (the last match wins) for
+/// the whole tool, or for a path relative to the workspace (`read`, `edit`, which gates writes
+/// too). A Read path rule denies `grep` too, which would show the file's lines. Not held: a rule
+/// for a mapping without an agent (bypass), a shell command prefix (its resource is the command's
+/// text: `FOO=1 curl` and `/usr/bin/curl` pass a `curl *` deny), a path that is not relative to the
+/// workspace, or relative to a directory the run does not work in.
+RuleCarriage carry_rule(const PermissionRule& rule, RulePaths paths, std::string& config);
 
 /// Why a `session export` document does not show session `session` completing `task`; empty when
 /// it does: the session's outcome is "succeeded", the task is its newest user message, and the

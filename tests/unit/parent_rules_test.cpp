@@ -2,6 +2,7 @@
 // a project's allow rules listed but never carried, the session's --disallowedTools, and a file or
 // rule sonata cannot read is an error naming it, never "no rules".
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "core/parent_rules.hpp"
 #include "tests/support/plan_helpers.hpp"
@@ -196,3 +197,71 @@ TEST(ParentRulesCarried, AHarnessThatCannotHoldARuleIsRefusedNamingItAndWhoCan) 
 }
 
 } // namespace sonata::parent_rules_carried_test
+
+namespace sonata::parent_rules_opencode_test {
+
+using testing::decide_case;
+using testing::plan_case;
+
+/// The permissions of the agent an opencode 2.x invocation injects.
+nlohmann::json permissions_of(const Invocation& inv) {
+    const auto config = nlohmann::json::parse(inv.env.at("OPENCODE_CONFIG_CONTENT"));
+    return config.at("agents").begin()->at("permissions");
+}
+
+testing::PlanCase opencode2(Mode mode) {
+    auto c = plan_case("opencode", mode);
+    c.version = "2.1.2";
+    c.parent_rules = parent_rules_carried_test::the_parents_rules();
+    return c;
+}
+
+// Measured on 2.1.2: a read of .env (relative or absolute) is refused by {read, .env, deny}, a
+// write or edit under secrets/ by {edit, secrets/**, deny}; the agent offers no shell and no
+// webfetch.
+TEST(ParentRulesOpenCodeTwo, TheInjectedAgentHoldsEachRuleAtTheEndOfItsList) {
+    const auto decision = decide_case(opencode2(Mode::accept_edits));
+    ASSERT_TRUE(decision) << decision.error().message;
+    ASSERT_TRUE(decision->runs()) << testing::show(decision->refusal());
+    const auto permissions = permissions_of(decision->invocation());
+    const std::vector<nlohmann::json> tail(permissions.end() - 3, permissions.end());
+    EXPECT_EQ(tail, (std::vector<nlohmann::json>{
+                        {{"action", "read"}, {"resource", ".env"}, {"effect", "deny"}},
+                        {{"action", "grep"}, {"resource", "*"}, {"effect", "deny"}},
+                        {{"action", "edit"}, {"resource", "secrets/**"}, {"effect", "deny"}}}));
+    const auto& notes = decision->invocation().notes;
+    EXPECT_NE(std::find(notes.begin(), notes.end(),
+                        "parent rule deny Bash(curl:*) (user): the injected agent denies shell "
+                        "altogether"),
+              notes.end());
+    EXPECT_NE(std::find(notes.begin(), notes.end(),
+                        "parent rule deny WebFetch (command line): the injected agent denies "
+                        "webfetch altogether"),
+              notes.end());
+}
+
+TEST(ParentRulesOpenCodeTwo, WhatItsAgentCannotHoldIsRefused) {
+    // Bypass runs with --auto and no agent; 1.x is not measured; a shell prefix in an agent that
+    // allowed the shell would be matched against the command's text, which FOO=1 curl passes.
+    const auto bypass = decide_case(opencode2(Mode::bypass_permissions));
+    ASSERT_TRUE(bypass);
+    ASSERT_FALSE(bypass->runs());
+    EXPECT_NE(bypass->refusal().reason.find("injects no agent"), std::string::npos);
+    auto v1 = opencode2(Mode::accept_edits);
+    v1.version = "1.18.33";
+    const auto old = decide_case(v1);
+    ASSERT_TRUE(old);
+    ASSERT_FALSE(old->runs());
+    EXPECT_NE(old->refusal().reason.find("1.x is not measured"), std::string::npos);
+    auto moved = opencode2(Mode::accept_edits);
+    moved.rule_paths = adapters::RulePaths::moved;
+    ASSERT_FALSE(decide_case(moved)->runs());
+    // In plan mode the agent allows no edit: the Edit rule is held by the agent as it is.
+    const auto plan = decide_case(opencode2(Mode::plan));
+    ASSERT_TRUE(plan && plan->runs());
+    const auto permissions = permissions_of(plan->invocation());
+    EXPECT_EQ(permissions.back(),
+              (nlohmann::json{{"action", "grep"}, {"resource", "*"}, {"effect", "deny"}}));
+}
+
+} // namespace sonata::parent_rules_opencode_test
