@@ -8,6 +8,7 @@
 // something may have replaced.
 #include <unistd.h>
 
+#include <cstdio>
 #include <optional>
 
 #include "adapters/registry.hpp"
@@ -185,11 +186,18 @@ int supervise(const std::string& path, ProcessRunner& runner, RunHost& host) {
     // A stop signal (a cancel) from the moment the run is held cancels it, and never kills the
     // supervisor before it can record the run's end.
     std::atomic<bool>& stop = host.stop_on_signals();
+    // Before it has the run's orders the supervisor records nothing in the run: why it gave up
+    // goes to its own log (supervisor.log), so that a run read `lost` for it can be told apart.
+    const auto give_up = [&](ExitCode code, const std::string& why) {
+        std::fprintf(stderr, "sonata supervise %s: %s\n", path.c_str(), why.c_str());
+        return to_int(code);
+    };
     auto dir = RunDirectory::open(path);
-    if (!dir) return to_int(ExitCode::bad_data);
-    if (!dir->lock_as_supervisor()) return to_int(ExitCode::failure); // it has a supervisor
+    if (!dir) return give_up(ExitCode::bad_data, dir.error().message);
+    if (!dir->lock_as_supervisor())
+        return give_up(ExitCode::failure, "another supervisor holds the run");
     auto orders = read_orders(*dir);
-    if (!orders) return to_int(ExitCode::bad_data);
+    if (!orders) return give_up(ExitCode::bad_data, orders.error().message);
     // Before any thread exists.
     auto watchdog = host.start_watchdog([&] { mark_if_unfinished(*dir, host); });
     if (!watchdog) return to_int(ExitCode::failure);

@@ -85,6 +85,19 @@ protected:
     std::unique_ptr<FakeRunner> m_runner;
 };
 
+// A supervisor that cannot take its run's orders records nothing in the run, and says why in its
+// own log (its stderr is supervisor.log), which is all a run read `lost` for it leaves.
+TEST_F(Supervisor, OrdersItCannotReadAreNamedInItsLog) {
+    (void)supervise_with(exits(0));
+    testing::write_text(m_run + "/plan.json", "{\"harness\": 1}");
+    ::testing::internal::CaptureStderr();
+    EXPECT_EQ(supervise(m_run, *m_runner, m_host), to_int(ExitCode::bad_data));
+    const std::string said = ::testing::internal::GetCapturedStderr();
+    EXPECT_NE(said.find("sonata supervise " + m_run + ": " + m_run + "/plan.json: not a run plan"),
+              std::string::npos)
+        << said;
+}
+
 TEST_F(Supervisor, TheHarnessGetsThePlannedArgvEnvironmentAndPrompt) {
     const Receipt r = supervise_with(exits(0, {"ok\n"}));
     ASSERT_EQ(m_runner->requests().size(), 1U);
