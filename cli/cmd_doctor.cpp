@@ -262,8 +262,7 @@ struct Doctor {
         }
         std::vector<std::string> named;
         for (const auto& r : rules->rules)
-            named.push_back(std::string(to_string(r.effect)) + " " + r.text + " (" +
-                            std::string(to_string(r.scope)) + ")");
+            named.push_back(describe(r));
         const auto holding = adapters::harnesses_holding(*rules, adapters::RulePaths::as_in_parent);
         const std::string allows = rules->ignored_allows.empty()
                                        ? ""

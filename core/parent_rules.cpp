@@ -112,6 +112,11 @@ std::vector<std::string> split_rules(std::string_view value) {
 std::string_view to_string(RuleEffect effect) { return name_of(k_effects, effect, "deny"); }
 std::string_view to_string(RuleScope scope) { return name_of(k_scopes, scope, "user"); }
 
+std::string describe(const PermissionRule& rule) {
+    return std::string(to_string(rule.effect)) + " " + rule.text + " (" +
+           std::string(to_string(rule.scope)) + ")";
+}
+
 Result<PermissionRule> parse_rule(std::string_view text) {
     const auto bad = [&](const std::string& why) {
         return fail(ExitCode::bad_data, "rule '" + std::string(text) + "' " + why);

@@ -35,6 +35,9 @@ struct PermissionRule {
     bool operator==(const PermissionRule&) const = default;
 };
 
+/// "deny Bash(curl:*) (user)": the rule as plan, doctor and a refusal name it.
+std::string describe(const PermissionRule& rule);
+
 /// A rule's text split into tool and specifier; an error for text Claude Code would not read as
 /// a rule (no tool name, unbalanced parentheses).
 Result<PermissionRule> parse_rule(std::string_view text);

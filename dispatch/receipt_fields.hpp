@@ -22,11 +22,13 @@ template <class E, auto Print, auto Parse> struct SpelledCodec {
     }
 };
 
-inline std::string_view spelled(dispatch::RunState s) { return dispatch::to_string(s); }
-inline std::string_view spelled(RoleKind k) { return to_string(k); }
-inline std::string_view spelled(dispatch::ReportOrigin o) { return dispatch::to_string(o); }
-inline std::string spelled(const dispatch::Completion& c) { return dispatch::to_string(c); }
-inline std::string_view spelled(CostSource s) { return to_string(s); }
+inline std::string_view spell_state(dispatch::RunState s) { return dispatch::to_string(s); }
+inline std::string_view spell_role_kind(RoleKind k) { return to_string(k); }
+inline std::string_view spell_origin(dispatch::ReportOrigin o) { return dispatch::to_string(o); }
+inline std::string spell_completion(const dispatch::Completion& c) {
+    return dispatch::to_string(c);
+}
+inline std::string_view spell_cost_source(CostSource s) { return to_string(s); }
 
 inline Result<dispatch::ReportOrigin> parse_report_origin(std::string_view text) {
     return parse_name(dispatch::k_report_origins, text, "report source", ExitCode::bad_data);
@@ -38,27 +40,16 @@ inline Result<CostSource> parse_cost_source(std::string_view text) {
 
 template <>
 struct Codec<dispatch::RunState>
-    : SpelledCodec<dispatch::RunState,
-                   static_cast<std::string_view (*)(dispatch::RunState)>(spelled),
-                   dispatch::parse_run_state> {};
-template <>
-struct Codec<RoleKind>
-    : SpelledCodec<RoleKind, static_cast<std::string_view (*)(RoleKind)>(spelled),
-                   parse_role_kind> {};
+    : SpelledCodec<dispatch::RunState, spell_state, dispatch::parse_run_state> {};
+template <> struct Codec<RoleKind> : SpelledCodec<RoleKind, spell_role_kind, parse_role_kind> {};
 template <>
 struct Codec<dispatch::ReportOrigin>
-    : SpelledCodec<dispatch::ReportOrigin,
-                   static_cast<std::string_view (*)(dispatch::ReportOrigin)>(spelled),
-                   parse_report_origin> {};
+    : SpelledCodec<dispatch::ReportOrigin, spell_origin, parse_report_origin> {};
 template <>
 struct Codec<dispatch::Completion>
-    : SpelledCodec<dispatch::Completion,
-                   static_cast<std::string (*)(const dispatch::Completion&)>(spelled),
-                   dispatch::parse_completion> {};
+    : SpelledCodec<dispatch::Completion, spell_completion, dispatch::parse_completion> {};
 template <>
-struct Codec<CostSource>
-    : SpelledCodec<CostSource, static_cast<std::string_view (*)(CostSource)>(spelled),
-                   parse_cost_source> {};
+struct Codec<CostSource> : SpelledCodec<CostSource, spell_cost_source, parse_cost_source> {};
 
 template <> struct Fields<dispatch::ReliedProbe> {
     using R = dispatch::ReliedProbe;

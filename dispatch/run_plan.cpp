@@ -32,21 +32,21 @@ struct PlanFile {
 PlanFile file_of(const RunPlan& plan) {
     const Invocation& inv = plan.invocation;
     const RunLimits& limits = plan.limits;
-    return {inv.argv,
-            limits.completion_timeout.count(),
-            plan.cwd,
-            inv.env,
-            inv.env_unset,
-            plan.harness,
-            inv.interactive,
-            static_cast<long long>(limits.log_cap),
-            limits.max_concurrent,
-            inv.path_first,
-            inv.prompt == PromptChannel::stdin_pipe,
-            inv.report,
-            limits.slots_dir,
-            limits.stall.count(),
-            limits.timeout.count()};
+    return {.argv = inv.argv,
+            .completion_timeout_s = limits.completion_timeout.count(),
+            .cwd = plan.cwd,
+            .env = inv.env,
+            .env_unset = inv.env_unset,
+            .harness = plan.harness,
+            .interactive = inv.interactive,
+            .log_cap = static_cast<long long>(limits.log_cap),
+            .max_concurrent = limits.max_concurrent,
+            .path_first = inv.path_first,
+            .prompt_stdin = inv.prompt == PromptChannel::stdin_pipe,
+            .report = inv.report,
+            .slots_dir = limits.slots_dir,
+            .stall_s = limits.stall.count(),
+            .timeout_s = limits.timeout.count()};
 }
 
 void check_within(long long value, long long low, long long high, const char* key) {
@@ -83,12 +83,12 @@ RunPlan plan_of(const PlanFile& f) {
                  : f.prompt_stdin ? PromptChannel::stdin_pipe
                                   : PromptChannel::argument;
     inv.report = f.report;
-    plan.limits = {std::chrono::seconds(f.timeout_s),
-                   std::chrono::seconds(f.stall_s),
-                   static_cast<std::size_t>(f.log_cap),
-                   f.max_concurrent,
-                   f.slots_dir,
-                   std::chrono::seconds(f.completion_timeout_s)};
+    plan.limits = {.timeout = std::chrono::seconds(f.timeout_s),
+                   .stall = std::chrono::seconds(f.stall_s),
+                   .log_cap = static_cast<std::size_t>(f.log_cap),
+                   .max_concurrent = f.max_concurrent,
+                   .slots_dir = f.slots_dir,
+                   .completion_timeout = std::chrono::seconds(f.completion_timeout_s)};
     return plan;
 }
 

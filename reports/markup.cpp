@@ -28,6 +28,24 @@ void append_text(MarkupNode& parent, std::string text) {
 
 } // namespace
 
+void append_escaped(std::string& out, std::string_view text, std::string_view also) {
+    for (const char c : text) {
+        if (c == '<') {
+            out += "&lt;";
+        } else if (c == '>') {
+            out += "&gt;";
+        } else if (c == '&') {
+            out += "&amp;";
+        } else if (also.find(c) == std::string_view::npos) {
+            out += c;
+        } else if (c == '"') {
+            out += "&quot;";
+        } else {
+            out += "&#" + std::to_string(static_cast<int>(c)) + ';';
+        }
+    }
+}
+
 Element Element::add(std::string_view name, std::string_view text) {
     auto child = element_node(name);
     if (!text.empty()) append_text(*child, printable_text(text));

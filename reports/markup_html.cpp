@@ -71,17 +71,6 @@ bool is_raw_text(const MarkupNode& element) {
     return element.name == "style" || element.name == "script";
 }
 
-void append_escaped(std::string& out, const std::string& text) {
-    for (const char c : text) {
-        switch (c) {
-        case '<': out += "&lt;"; break;
-        case '>': out += "&gt;"; break;
-        case '&': out += "&amp;"; break;
-        default: out += c;
-        }
-    }
-}
-
 // An attribute's value, escaped as text is, in double quotes unless it holds one and no single
 // quote; a value that holds both keeps double quotes and writes its own as &quot;.
 void append_quoted(std::string& out, const std::string& value) {

@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -21,6 +22,10 @@ struct MarkupNode {
 
     bool is_text() const { return kind == Kind::text; }
 };
+
+/// Appends `text` with <, > and & as named references, and each character of `also` escaped too:
+/// `"` as &quot;, any other as a decimal reference (CR as &#13;).
+void append_escaped(std::string& out, std::string_view text, std::string_view also = {});
 
 /// `<?xml version="1.0" encoding="UTF-8"?>`, then `root` indented two spaces a level wherever an
 /// element holds only elements; UTF-8 throughout.

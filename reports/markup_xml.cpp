@@ -4,33 +4,6 @@
 namespace sonata::reports {
 namespace {
 
-void append_text_escaped(std::string& out, const std::string& text) {
-    for (const char c : text) {
-        switch (c) {
-        case '<': out += "&lt;"; break;
-        case '>': out += "&gt;"; break;
-        case '&': out += "&amp;"; break;
-        case '\r': out += "&#13;"; break;
-        default: out += c;
-        }
-    }
-}
-
-void append_attribute_escaped(std::string& out, const std::string& value) {
-    for (const char c : value) {
-        switch (c) {
-        case '<': out += "&lt;"; break;
-        case '>': out += "&gt;"; break;
-        case '&': out += "&amp;"; break;
-        case '"': out += "&quot;"; break;
-        case '\n': out += "&#10;"; break;
-        case '\r': out += "&#13;"; break;
-        case '\t': out += "&#9;"; break;
-        default: out += c;
-        }
-    }
-}
-
 bool holds_text(const MarkupNode& node) {
     for (const auto& child : node.children) {
         if (child->is_text()) return true;
@@ -46,14 +19,14 @@ enum class Layout { indented, as_is };
 
 void write_node(std::string& out, const MarkupNode& node, int level, Layout layout) {
     if (node.is_text()) {
-        append_text_escaped(out, node.text);
+        append_escaped(out, node.text, "\r");
         return;
     }
     out += '<';
     out += node.name;
     for (const auto& [name, value] : node.attributes) {
         out += ' ' + name + "=\"";
-        append_attribute_escaped(out, value);
+        append_escaped(out, value, "\"\n\r\t");
         out += '"';
     }
     if (node.children.empty()) {

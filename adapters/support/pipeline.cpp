@@ -283,12 +283,13 @@ Result<ParentRules> parent_rules_of(const DispatchRequest& setup) {
 /// Whether the run works in the parent's own directory, where its rules' relative paths point.
 RulePaths rule_paths_of(const DispatchRequest& setup) {
     namespace fs = std::filesystem;
-    if (setup.workspace == Workspace::worktree || setup.session_cwd.empty())
-        return setup.workspace == Workspace::worktree ? RulePaths::moved : RulePaths::as_in_parent;
-    std::error_code ec;
-    const bool same =
-        fs::weakly_canonical(setup.cwd, ec) == fs::weakly_canonical(setup.session_cwd, ec);
-    return same && !ec ? RulePaths::as_in_parent : RulePaths::moved;
+    if (setup.workspace == Workspace::worktree) return RulePaths::moved;
+    if (setup.session_cwd.empty()) return RulePaths::as_in_parent;
+    std::error_code cwd_ec;
+    std::error_code session_ec;
+    const bool same = fs::weakly_canonical(setup.cwd, cwd_ec) ==
+                      fs::weakly_canonical(setup.session_cwd, session_ec);
+    return same && !cwd_ec && !session_ec ? RulePaths::as_in_parent : RulePaths::moved;
 }
 
 Result<PlanRequest> plan_request(const DispatchRequest& setup, const Config& config,

@@ -313,8 +313,7 @@ void carry_parent_rules(Decision& decision, const PlanRequest& request, const Ad
     std::vector<std::string> not_held;
     for (const auto& rule : request.parent_rules.rules) {
         const auto carried = a.carry_rule(rule, request.rule_paths, inv);
-        const std::string named = std::string(to_string(rule.effect)) + " " + rule.text + " (" +
-                                  std::string(to_string(rule.scope)) + ")";
+        const std::string named = describe(rule);
         if (carried.how == RuleCarriage::How::cannot) {
             not_held.push_back(named + ": " + carried.detail);
         } else {
