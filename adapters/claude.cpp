@@ -46,17 +46,22 @@ ToolVocabulary tools() {
                {"ScheduleWakeup", ToolClass::other},
                {"Skill", ToolClass::other},
                {"ToolSearch", ToolClass::other}};
+    v.read = {"Read"};
+    v.read_path_field = "file_path";
+    v.fetch = {"WebFetch"};
+    v.fetch_url_field = "url";
     return v;
 }
 
 RefusalTexts refusal_texts() {
     // Captured from 2.1.197 and 2.1.332 (fixtures/captured/claude/<version>/refusals.json):
     // 2.1.332 says "needs approval" where 2.1.197 said "was blocked", and words a denied
-    // tool as "Permission to use Write has been denied".
+    // tool as "Permission to use Write has been denied", and a read its deny rules refuse as "File
+    // is in a directory that is denied by your permission settings".
     return {{"Agent type '*' not found", "InputValidationError"},
             {"requested permissions to", "has been denied by permission rule", "while in plan mode",
              "was blocked. For security", "needs approval. The path is",
-             "Permission to use * has been denied"}};
+             "Permission to use * has been denied", "denied by your permission settings"}};
 }
 
 HarnessSpec claude_spec() {
@@ -200,7 +205,8 @@ public:
                          std::string(probe_id::self_promotion),
                          std::string(probe_id::hostile_workspace),
                          std::string(probe_id::mcp_reachability),
-                         std::string(probe_id::protected_path_write)};
+                         std::string(probe_id::protected_path_write),
+                         std::string(probe_id::parent_rule)};
         inv.notes.push_back("the parent as a user runs it: no hardening of sonata's");
         return inv;
     }

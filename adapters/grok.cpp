@@ -9,11 +9,15 @@
 // permission rules from every source, ~/.claude/settings*.json included, and loads Claude Code's
 // and Cursor's MCP servers by default (hostile-workspace, mcp-reachability). `-p` takes the prompt
 // as its value, so it closes argv and the prompt follows it. Its wire protocol is not known here.
+#include <algorithm>
+
 #include "adapters/adapter.hpp"
 #include "adapters/support/flag_value.hpp"
 #include "adapters/support/model_resume.hpp"
 #include "adapters/support/probe_convention.hpp"
 #include "adapters/support/relies.hpp"
+#include "core/parent_rules.hpp"
+#include "core/text.hpp"
 
 namespace sonata::adapters {
 namespace {
@@ -41,6 +45,54 @@ std::vector<std::string> relies_for(Profile profile) {
     case Profile::off: return {};
     }
     return {};
+}
+
+/// How grok holds one of the parent's rules: the `--deny` values, or why it cannot.
+struct GrokDenies {
+    std::vector<std::string> values;
+    std::string why_not;
+};
+
+/// A Bash prefix rule (`curl:*`, `git push *`) as grok's denies: the prefix itself (grok strips
+/// leading assignments and wrappers before matching) and a glob for the program named by path
+/// (`/usr/bin/curl …`), which a prefix does not match and Claude Code refuses; the glob may
+/// refuse more (`/opt/curlish`), never less.
+GrokDenies bash_denies(const std::string& text, const std::string& spec) {
+    std::string prefix = spec;
+    if (prefix.ends_with(":*") || prefix.ends_with(" *")) prefix.resize(prefix.size() - 2);
+    if (prefix == spec || prefix.empty() || prefix.find_first_of("*?[/") != std::string::npos)
+        return {{}, "grok matches Bash patterns other than a command prefix differently"};
+    return {{text, "Bash(*/" + prefix + "*)"}, {}};
+}
+
+/// A Read/Edit path rule as grok's deny: `./` paths join grok's working directory as they join
+/// the parent's, `//` is an absolute path; grok has no other anchor.
+GrokDenies path_denies(const PermissionRule& rule, RulePaths paths) {
+    const std::string& path = rule.specifier;
+    if (path.starts_with("//")) return {{rule.tool + "(" + path.substr(1) + ")"}, {}};
+    if (!path.starts_with("./"))
+        return {{}, "grok reads `~/`, settings-relative and bare paths differently"};
+    if (paths == RulePaths::moved)
+        return {{}, "its path is relative to the parent's directory, and the run works elsewhere"};
+    return {{rule.text}, {}};
+}
+
+/// grok's documented rule tools besides Bash and the path tools; their rules carry as written.
+bool carried_as_written(const PermissionRule& rule) {
+    static const std::vector<std::string> tools{"WebFetch", "WebSearch", "Grep", "Glob"};
+    return std::find(tools.begin(), tools.end(), rule.tool) != tools.end() ||
+           rule.tool.starts_with("mcp__");
+}
+
+GrokDenies grok_denies(const PermissionRule& rule, RulePaths paths) {
+    if (rule.specifier.empty() &&
+        (rule.tool == "Bash" || rule.tool == "Read" || rule.tool == "Edit" || rule.tool == "Write"))
+        return {{rule.text}, {}};
+    if (rule.tool == "Bash") return bash_denies(rule.text, rule.specifier);
+    if (rule.tool == "Read" || rule.tool == "Edit" || rule.tool == "Write")
+        return path_denies(rule, paths);
+    if (carried_as_written(rule)) return {{rule.text}, {}};
+    return {{}, "grok skips rules for tools it does not know"};
 }
 
 HarnessSpec grok_spec() {
@@ -103,6 +155,22 @@ public:
         }
         convention::prompt_last(inv);
         return inv;
+    }
+
+    /// As `--deny RULE` (documented: repeatable, always enforced, Claude Code's syntax, an ask
+    /// made a deny as nobody can answer it headless), before the prompt; grok also reads the
+    /// user's and the project's Claude Code settings, but a flag holds every scope alike.
+    RuleCarriage carry_rule(const PermissionRule& rule, RulePaths paths,
+                            Invocation& inv) const override {
+        const auto denies = grok_denies(rule, paths);
+        if (!denies.why_not.empty()) return {RuleCarriage::How::cannot, denies.why_not};
+        std::vector<std::string> flags;
+        for (const auto& value : denies.values)
+            flags.insert(flags.end(), {"--deny", value});
+        const auto prompt = std::find(inv.argv.rbegin(), inv.argv.rend(), "-p");
+        inv.argv.insert(prompt == inv.argv.rend() ? inv.argv.end() : std::prev(prompt.base()),
+                        flags.begin(), flags.end());
+        return {RuleCarriage::How::added, join(flags, " ")};
     }
 
     std::vector<FileToWrite> hostile_files(const std::string& workspace,

@@ -99,6 +99,13 @@ struct ToolVocabulary {
     /// (write-withheld, shell-write-withheld, delegation-escape, self-promotion,
     /// mcp-reachability) measures the refusal. Any other writing class offered there is a hole.
     std::vector<ToolClass> read_only_guarded = {};
+    /// File-read tools and the argument naming the file (parent-rule reads a path the parent's
+    /// rules deny); empty where no probe reads through the harness's own tool.
+    std::vector<std::string> read = {};
+    std::string read_path_field = {};
+    /// Web-fetch tools and the argument holding the URL; empty where the harness has none known.
+    std::vector<std::string> fetch = {};
+    std::string fetch_url_field = {};
 };
 
 /// Texts that tell, in a tool result, why the harness refused a call (substrings, matched without

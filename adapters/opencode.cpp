@@ -102,6 +102,10 @@ ToolVocabulary tools() {
                {"skill", ToolClass::other},      {"todowrite", ToolClass::other},
                {"webfetch", ToolClass::other},   {"websearch", ToolClass::other},
                {"question", ToolClass::other}};
+    v.read = {"read"};
+    v.read_path_field = "filePath";
+    v.fetch = {"webfetch"};
+    v.fetch_url_field = "url";
     return v;
 }
 
@@ -110,6 +114,7 @@ ToolVocabulary tools() {
 ToolVocabulary tools_v2() {
     ToolVocabulary v = tools();
     v.write_path_field = "path";
+    v.read_path_field = "path";
     v.shell = {"shell"};
     v.delegate = {"subagent"};
     v.mode_switch = {};

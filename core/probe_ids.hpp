@@ -20,13 +20,14 @@ inline constexpr std::string_view denial_visibility = "denial-visibility";
 inline constexpr std::string_view resume_keeps_mode = "resume-keeps-mode";
 inline constexpr std::string_view tool_census = "tool-census";
 inline constexpr std::string_view protected_path_write = "protected-path-write";
+inline constexpr std::string_view parent_rule = "parent-rule";
 
 /// Every id, in catalogue order.
-inline constexpr std::array<std::string_view, 13> all{
+inline constexpr std::array<std::string_view, 14> all{
     write_withheld,          shell_write_withheld, rm_prompt,         trust_dialog,
     outside_workspace_write, delegation_escape,    self_promotion,    hostile_workspace,
     mcp_reachability,        denial_visibility,    resume_keeps_mode, tool_census,
-    protected_path_write,
+    protected_path_write,    parent_rule,
 };
 
 } // namespace sonata::probe_id

@@ -251,6 +251,7 @@ Result<Invocation> plan_invocation(const CellJob& job, const CellSettings& setti
     request.resume_session = resume;
     request.host = adapters::detect_host();
     request.extra_args = job.extra_args;
+    request.parent_rules = job.probe->parent_rules();
     auto decision = adapters::decide(request);
     SONATA_TRY(decision);
     if (!decision->runs())

@@ -261,4 +261,18 @@ Intent shell_intent(const std::string& command) {
     return intent;
 }
 
+Intent read_intent(const std::string& path) {
+    Intent intent;
+    intent.kind = IntentKind::read_file;
+    intent.path = path;
+    return intent;
+}
+
+Intent fetch_intent(const std::string& url) {
+    Intent intent;
+    intent.kind = IntentKind::fetch_url;
+    intent.url = url;
+    return intent;
+}
+
 } // namespace sonata::probes

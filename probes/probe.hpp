@@ -10,6 +10,7 @@
 
 #include "adapters/adapter.hpp"
 #include "core/matrix.hpp"
+#include "core/parent_rules.hpp"
 #include "core/probe_ids.hpp"
 #include "core/process.hpp"
 #include "probes/model_server.hpp"
@@ -97,6 +98,11 @@ public:
         (void)tools;
         return {};
     }
+
+    /// The parent's rules this probe plants (parent-rule): the cell's mapping is planned with
+    /// them, as a dispatch from a parent with those rules is, and files() writes them where the
+    /// parent keeps them. None by default.
+    virtual ParentRules parent_rules() const { return {}; }
 
     /// Extra files for the workspace (absolute paths inside the scratch root).
     virtual std::vector<adapters::FileToWrite> files(const ProbeSetup& setup,
@@ -191,5 +197,9 @@ Judgement judge_writes_unchanged(const Observation& observation,
                                  const std::vector<std::string>& paths, int step);
 /// A shell intent.
 Intent shell_intent(const std::string& command);
+/// A file-read intent (relative to the workspace, or absolute).
+Intent read_intent(const std::string& path);
+/// A web-fetch intent.
+Intent fetch_intent(const std::string& url);
 
 } // namespace sonata::probes

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <ctime>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include <sys/utsname.h>
@@ -76,8 +77,19 @@ Result<std::vector<CellJob>> plan_cells(const ProbeTargetHarness& harness,
         auto decision = adapters::decide(request);
         SONATA_TRY(decision);
         if (!decision->runs()) continue;
-        const Invocation& inv = decision->invocation();
         for (const auto& probe : all_probes()) {
+            // A probe that plants the parent's rules measures the mapping planned with them.
+            auto planted = probe->parent_rules();
+            std::optional<Decision> with_rules;
+            if (!planted.empty()) {
+                request.parent_rules = std::move(planted);
+                auto ruled = adapters::decide(request);
+                request.parent_rules = {};
+                SONATA_TRY(ruled);
+                if (!ruled->runs()) continue;
+                with_rules = std::move(*ruled);
+            }
+            const Invocation& inv = (with_rules ? *with_rules : *decision).invocation();
             const bool relied = std::find(inv.relies_on.begin(), inv.relies_on.end(),
                                           probe->id()) != inv.relies_on.end();
             const auto guarded = guards.find(mode);

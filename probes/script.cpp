@@ -18,9 +18,9 @@ namespace {
 using nlohmann::json;
 
 const std::vector<std::string>& intent_names() {
-    static const std::vector<std::string> names{"write_file",   "shell",       "delegate",
-                                                "switch_mode",  "call_tool",   "reply",
-                                                "write_report", "call_unknown"};
+    static const std::vector<std::string> names{
+        "write_file", "shell",        "delegate",     "switch_mode", "call_tool",
+        "reply",      "write_report", "call_unknown", "read_file",   "fetch_url"};
     return names;
 }
 
@@ -42,6 +42,8 @@ const std::vector<IntentShape>& intent_shapes() {
         {IntentKind::reply, {"text"}, 1},
         {IntentKind::write_report, {"content"}, 1},
         {IntentKind::call_unknown, {}, 0},
+        {IntentKind::read_file, {"path"}, 1},
+        {IntentKind::fetch_url, {"url"}, 1},
     };
     return shapes;
 }
@@ -84,6 +86,8 @@ void set_field(Intent& intent, const std::string& key, std::string value) {
         intent.tool = std::move(value);
     else if (key == "text")
         intent.text = std::move(value);
+    else if (key == "url")
+        intent.url = std::move(value);
 }
 
 Result<Intent> parse_intent(const json& step, const std::string& where) {
@@ -214,6 +218,8 @@ std::string_view to_string(IntentKind kind) {
     case IntentKind::reply: return "reply";
     case IntentKind::write_report: return "write_report";
     case IntentKind::call_unknown: return "call_unknown";
+    case IntentKind::read_file: return "read_file";
+    case IntentKind::fetch_url: return "fetch_url";
     }
     return "reply";
 }

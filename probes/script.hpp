@@ -34,6 +34,9 @@ enum class IntentKind {
     call_unknown, ///< Call the first offered tool the vocabulary cannot classify that this
                   ///< conversation has not called yet, with arguments sampled from its schema;
                   ///< when none is left the track ends here (its final text).
+    read_file,    ///< Read `path` with the harness's file-read tool, the path where its offered
+                  ///< schema takes one.
+    fetch_url,    ///< Fetch `url` with the harness's web-fetch tool.
 };
 
 std::string_view to_string(IntentKind kind);
@@ -50,6 +53,7 @@ struct Intent {
                          ///< write_file: a file tool to write with, or empty for the vocabulary's.
     std::string text;    ///< reply.
     std::string args_json; ///< A JSON object merged over the computed arguments; "" for none.
+    std::string url = {};  ///< fetch_url.
 
     bool operator==(const Intent&) const = default;
 };
@@ -80,7 +84,8 @@ struct Script {
 /// {"steps":[{"intent":"write_file","path":"x","content":"y"}, …], "final":"done",
 ///  "subagents":{"MARKER":{"steps":[…],"final":"…"}}, "input_tokens":N, "watch":["TEXT", …]}.
 /// Intents: write_file{path,content,tool?}, shell{command}, delegate{task,marker},
-/// switch_mode{tool?}, call_tool{name}, reply{text}, write_report{content}, call_unknown{}; each
+/// switch_mode{tool?}, call_tool{name}, reply{text}, write_report{content}, call_unknown{},
+/// read_file{path}, fetch_url{url}; each
 /// may add "args":{…} (a call_tool argument "{{result:REGEX}}" takes REGEX's first group in the
 /// newest tool result that matches). Unknown keys, missing fields and delegate markers without a
 /// sub-agent entry are errors (ExitCode::bad_data) naming the place, e.g. "steps[2].path".

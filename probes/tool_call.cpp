@@ -269,6 +269,32 @@ ToolCall shell_call(const std::string& command, const ScriptContext& context,
     return {shell, args};
 }
 
+const std::vector<std::string_view> k_url_names = {"url", "uri", "link", "address"};
+
+/// Where a read or a fetch goes: the vocabulary's tools (the first offered, else the first, else
+/// `tool_fallback`) and the argument for its target (`field` where the offered schema has it, else
+/// one named as `names`; `field_fallback` where the schema is unknown and the vocabulary names
+/// none).
+struct TargetedTool {
+    const std::vector<std::string>& tools;
+    const char* tool_fallback;
+    const std::string& field;
+    const char* field_fallback;
+    const std::vector<std::string_view>& names;
+    std::string_view what; ///< "the URL", as a call that cannot place it says.
+};
+
+ToolCall targeted_call(const TargetedTool& t, const std::string& value,
+                       const ConversationFacts& facts) {
+    auto tool = choose(t.tools, t.tool_fallback, facts);
+    const auto where =
+        target_field(properties_of(tool.offered), t.field, t.field_fallback, t.names);
+    if (!where) return {tool, json::object(), unplaced_text(tool, t.what)};
+    json args = json::object();
+    args[*where] = value;
+    return {tool, args};
+}
+
 /// A write_file or write_report intent: the harness's file tool (a patch for one without a path
 /// field), or the shell where a contract-following model would use it.
 ToolCall write_call(const Intent& intent, const ScriptContext& context,
@@ -402,10 +428,19 @@ std::string from_results(const std::string& value, const ConversationFacts& fact
 
 ToolCall tool_and_args(const Intent& intent, const ScriptContext& context,
                        const ConversationFacts& facts) {
+    const auto& v = context.vocabulary;
     switch (intent.kind) {
     case IntentKind::write_file:
     case IntentKind::write_report: return write_call(intent, context, facts);
     case IntentKind::shell: return shell_call(intent.command, context, facts);
+    case IntentKind::read_file:
+        return targeted_call(
+            {v.read, "read_file", v.read_path_field, "path", k_path_names, "the file's path"},
+            resolve_path(intent.path, context), facts);
+    case IntentKind::fetch_url:
+        return targeted_call(
+            {v.fetch, "web_fetch", v.fetch_url_field, "url", k_url_names, "the URL"}, intent.url,
+            facts);
     case IntentKind::delegate: return delegate_call(intent, context, facts);
     case IntentKind::switch_mode:
         if (!intent.tool.empty())

@@ -304,8 +304,9 @@ Result<void> finish_invocation(Invocation& invocation, const PlanRequest& reques
     return {};
 }
 
-/// The parent's rules, each carried to the harness (its notes say how), or the dispatch refused
-/// naming every rule the harness cannot hold and the harnesses that hold them all.
+/// The parent's rules, each carried to the harness (its notes say how, and the mapping relies on
+/// parent-rule), or the dispatch refused naming every rule the harness cannot hold and the
+/// harnesses that hold them all.
 void carry_parent_rules(Decision& decision, const PlanRequest& request, const Adapter& a) {
     if (!decision.runs() || request.parent_rules.empty()) return;
     Invocation& inv = std::get<Invocation>(decision.outcome);
@@ -322,15 +323,17 @@ void carry_parent_rules(Decision& decision, const PlanRequest& request, const Ad
     }
     if (not_held.empty()) {
         inv.notes.insert(inv.notes.end(), held.begin(), held.end());
-        decision.warnings.push_back("the parent's rules are carried as written; no probe has "
-                                    "measured that " +
-                                    request.harness_id + " holds them yet");
+        // The gate holds the mapping to its parent-rule cell, which measures these translations.
+        const std::string measured(probe_id::parent_rule);
+        if (!contains(inv.relies_on, measured)) inv.relies_on.push_back(measured);
         return;
     }
     const auto can = harnesses_holding(request.parent_rules, request.rule_paths);
     std::vector<std::string> alternatives;
     if (!can.empty())
-        alternatives.push_back("use harness " + join(can, " or ") + ", which holds them all");
+        alternatives.push_back(
+            "use harness " + join(can, " or ") +
+            (can.size() > 1 ? ", which hold them all" : ", which holds them all"));
     alternatives.push_back("drop the rule from the parent's settings if a child may do it");
     decision.outcome = refuse(request.harness_id + " cannot hold the parent's rule" +
                                   (not_held.size() > 1 ? "s " : " ") + join(not_held, "; "),

@@ -97,6 +97,10 @@ HarnessSpec spec(const std::string& id) {
     spec.id = id;
     spec.executable_names = {id};
     spec.tools = tools();
+    spec.tools.read = {"read_file"};
+    spec.tools.read_path_field = "path";
+    spec.tools.fetch = {"web_fetch"};
+    spec.tools.fetch_url_field = "url";
     spec.refusal_texts = refusal_texts();
     return spec;
 }

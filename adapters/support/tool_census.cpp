@@ -20,6 +20,8 @@ std::optional<ToolClass> exactly(const ToolVocabulary& v, std::string_view name)
     if (listed(v.shell, name)) return ToolClass::shell;
     if (listed(v.delegate, name)) return ToolClass::delegate;
     if (listed(v.mode_switch, name) || listed(v.mode_enter, name)) return ToolClass::mode_switch;
+    if (listed(v.read, name)) return ToolClass::read_only;
+    if (listed(v.fetch, name)) return ToolClass::other;
     for (const auto& tool : v.known)
         if (tool.name == name) return tool.what;
     return std::nullopt;

@@ -213,6 +213,24 @@ std::vector<Hardening> hardenings() {
              agent["permission"] = map;
          }),
          "", "", "2.1.2"},
+        // The parent's rules as sonata carries them (parent-rule plants them: the user's
+        // settings hold WebFetch and Bash(curl:*), the project's Read(./.env) and
+        // Edit(./secrets/**)).
+        {"claude_parent_rules", "claude", Mode::accept_edits, RoleKind::write, "parent-rule",
+         "--disallowedTools=RULE for each rule of the project's settings (which "
+         "--setting-sources=user keeps claude from reading)",
+         [](Invocation& inv) {
+             for (const char* rule : {"Read(./.env)", "Edit(./secrets/**)"})
+                 std::erase(inv.argv, std::string("--disallowedTools=") + rule);
+         }},
+        {"opencode2_parent_rules", "opencode", Mode::accept_edits, RoleKind::write, "parent-rule",
+         "the sonata-edit agent's denials of the parent's read and edit paths (opencode 2.x)",
+         drop_v2_rules([](const nlohmann::json& rule) {
+             const auto resource = rule.value("resource", "");
+             return rule.value("effect", "") == "deny" &&
+                    (resource == ".env" || resource.rfind("secrets/", 0) == 0);
+         }),
+         "", "", "2.1.2"},
         {"cline_closed_settings", "cline", Mode::plan, RoleKind::read_only, "shell-write-withheld",
          "CLINE_GLOBAL_SETTINGS_PATH=<support>/cline-closed-settings.json (no shell, no sub-agent)",
          drop_env("CLINE_GLOBAL_SETTINGS_PATH")},

@@ -200,13 +200,14 @@ TEST(FakePersonasTest, EveryLiarTargetsAProbeItsCellRuns) {
         const std::string harness = persona.at("harness");
         const auto mode = parse_mode(persona.at("mode").get<std::string>());
         ASSERT_TRUE(mode) << persona.dump();
+        const auto probe = probes::find_probe(target);
+        ASSERT_TRUE(probe) << target;
         testing::PlanCase plan_case;
         plan_case.harness = harness;
         plan_case.parent_mode = *mode;
+        plan_case.parent_rules = (*probe)->parent_rules(); // as the prober plans its cell
         const auto decision = testing::decide_case(plan_case);
         ASSERT_TRUE(decision && decision->runs()) << persona.dump();
-        const auto probe = probes::find_probe(target);
-        ASSERT_TRUE(probe) << target;
         const auto& relies = decision->invocation().relies_on;
         const bool relied = std::find(relies.begin(), relies.end(), target) != relies.end();
         EXPECT_TRUE(relied ||

@@ -173,9 +173,16 @@ TEST(QwenAdapterProjectFiles, McpInProjectSettingsAndSessionFromChats) {
 // ever the parent.
 TEST(ClaudeAdapter, ThePlainParentIsMeasuredInEveryMode) {
     const auto& adapter = **adapters::find_adapter("claude");
-    const Strings probes{"write-withheld",          "shell-write-withheld", "rm-prompt",
-                         "outside-workspace-write", "delegation-escape",    "self-promotion",
-                         "hostile-workspace",       "mcp-reachability",     "protected-path-write"};
+    const Strings probes{"write-withheld",
+                         "shell-write-withheld",
+                         "rm-prompt",
+                         "outside-workspace-write",
+                         "delegation-escape",
+                         "self-promotion",
+                         "hostile-workspace",
+                         "mcp-reachability",
+                         "protected-path-write",
+                         "parent-rule"};
     for (const Mode mode : {Mode::plan, Mode::default_mode, Mode::accept_edits}) {
         const auto parent = adapter.parent_invocation(mode, "/bin/claude", {});
         ASSERT_TRUE(parent);

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/parent_rules.hpp"
+#include "core/probe_ids.hpp"
 #include "tests/support/plan_helpers.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/sonata_run.hpp"
@@ -151,8 +152,9 @@ TEST(ParentRulesCarried, ClaudeHoldsEachRuleAndSaysHow) {
                         "parent rule ask Edit(./secrets/**) (local): "
                         "--disallowedTools=Edit(./secrets/**)"),
               notes.end());
-    ASSERT_FALSE(decision->warnings.empty());
-    EXPECT_NE(decision->warnings.back().find("no probe has measured"), std::string::npos);
+    const auto& relies = decision->invocation().relies_on;
+    EXPECT_NE(std::find(relies.begin(), relies.end(), probe_id::parent_rule), relies.end())
+        << "the gate holds a mapping that carries rules to its parent-rule cell";
 }
 
 TEST(ParentRulesCarried, APathThatWouldChangeMeaningIsRefused) {
@@ -190,7 +192,7 @@ TEST(ParentRulesCarried, AHarnessThatCannotHoldARuleIsRefusedNamingItAndWhoCan) 
                   std::string::npos)
             << refusal.reason;
         EXPECT_NE(refusal.reason.find("WebFetch (command line)"), std::string::npos);
-        EXPECT_EQ(refusal.alternatives.front(), "use harness claude, which holds them all");
+        EXPECT_EQ(refusal.alternatives.front(), "use harness claude or grok, which hold them all");
     }
     auto none = plan_case("pi", Mode::accept_edits);
     EXPECT_TRUE(decide_case(none)->runs()) << "a parent without rules is not refused";

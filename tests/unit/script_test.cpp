@@ -121,7 +121,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadScript{
             R"({"steps":[{"path":"a"}]})",
             "script: steps[0]: needs \"intent\": one of write_file, shell, delegate, switch_mode, "
-            "call_tool, reply, write_report, call_unknown"},
+            "call_tool, reply, write_report, call_unknown, read_file, fetch_url"},
         BadScript{
             R"({"steps":[{"intent":"shell","command":"ls"},{"intent":"write_file","path":"a"}]})",
             "script: steps[1]: missing \"content\""},
@@ -341,6 +341,35 @@ TEST(ScriptResolve, EveryTargetGoesWhereTheOfferedSchemaTakesIt) {
     facts.tool_calls.push_back({"bash", "{}", "sonata_main_1"});
     EXPECT_EQ(resolve_move(script, context(v), facts),
               tool_move("task", R"({"instructions":"go\n\nM-1"})", "sonata_main_2", 2, true));
+}
+
+// read_file and fetch_url call the vocabulary's read and fetch tools with the path (absolute where
+// the harness wants it) and the URL in the fields the offered schemas name; a schema without one
+// says so, and a harness whose tools are not offered is called by the vocabulary's names.
+TEST(ScriptResolve, AReadAndAFetchGoWhereTheOfferedSchemasTakeThem) {
+    auto v = claude_like();
+    v.read = {"Read"};
+    v.read_path_field = "file_path";
+    v.fetch = {"WebFetch"};
+    v.fetch_url_field = "url";
+    const auto script = must_parse(R"({"steps":[
+        {"intent":"read_file","path":".env"},
+        {"intent":"fetch_url","url":"http://127.0.0.1:9/x"}]})");
+    ConversationFacts facts;
+    facts.tools.push_back(
+        {"Read", "function", R"({"type":"object","properties":{"filePath":{"type":"string"}}})"});
+    facts.tools.push_back(
+        {"WebFetch", "function", R"({"type":"object","properties":{"href":{"type":"string"}}})"});
+    EXPECT_EQ(resolve_move(script, context(v), facts),
+              tool_move("Read", R"({"filePath":"/ws/project/.env"})", "sonata_main_0", 0, true));
+    facts.tool_calls.push_back({"Read", "{}", "sonata_main_0"});
+    const auto fetch = resolve_move(script, context(v), facts);
+    EXPECT_EQ(fetch.tool, "WebFetch");
+    EXPECT_EQ(fetch.unplaced,
+              "the offered WebFetch's schema has no argument for the URL (it takes: href)");
+    const auto unoffered = resolve_move(script, context(v), offering({}));
+    EXPECT_EQ(unoffered,
+              tool_move("Read", R"({"file_path":"/ws/project/.env"})", "sonata_main_0", 0, false));
 }
 
 // A schema with no argument for the target: the call says so (the runner turns an enforced cell
