@@ -149,13 +149,11 @@ public:
         using How = RuleCarriage::How;
         if (rule.scope == RuleScope::managed || rule.scope == RuleScope::user)
             return {How::native, "claude reads " + rule.source + " itself"};
-        const std::string& path = rule.specifier;
-        const bool path_rule = (rule.tool == "Read" || rule.tool == "Edit") && !path.empty();
-        const bool anchored = path.rfind("//", 0) == 0 || path.rfind("~/", 0) == 0;
-        if (path_rule && !anchored && path.front() == '/')
+        const auto anchor = anchor_of(rule);
+        if (anchor == RuleAnchor::settings_file)
             return {How::cannot, "its path is relative to " + rule.source +
                                      ", which a dispatched claude does not read"};
-        if (path_rule && !anchored && paths == RulePaths::moved)
+        if (anchor == RuleAnchor::cwd && paths == RulePaths::moved)
             return {How::cannot, "its path is relative to the parent's directory, and the run "
                                  "works elsewhere"};
         const std::string flag = "--disallowedTools=" + rule.text;

@@ -57,20 +57,20 @@ struct GrokDenies {
 /// leading assignments and wrappers before matching) and a glob for the program named by path
 /// (`/usr/bin/curl …`), which a prefix does not match and Claude Code refuses; the glob may
 /// refuse more (`/opt/curlish`), never less.
-GrokDenies bash_denies(const std::string& text, const std::string& spec) {
-    std::string prefix = spec;
-    if (prefix.ends_with(":*") || prefix.ends_with(" *")) prefix.resize(prefix.size() - 2);
-    if (prefix == spec || prefix.empty() || prefix.find_first_of("*?[/") != std::string::npos)
+GrokDenies bash_denies(const PermissionRule& rule) {
+    const auto prefix = command_prefix(rule);
+    if (prefix.empty())
         return {{}, "grok matches Bash patterns other than a command prefix differently"};
-    return {{text, "Bash(*/" + prefix + "*)"}, {}};
+    return {{rule.text, "Bash(*/" + prefix + "*)"}, {}};
 }
 
 /// A Read/Edit path rule as grok's deny: `./` paths join grok's working directory as they join
 /// the parent's, `//` is an absolute path; grok has no other anchor.
 GrokDenies path_denies(const PermissionRule& rule, RulePaths paths) {
     const std::string& path = rule.specifier;
-    if (path.starts_with("//")) return {{rule.tool + "(" + path.substr(1) + ")"}, {}};
-    if (!path.starts_with("./"))
+    const auto anchor = anchor_of(rule);
+    if (anchor == RuleAnchor::absolute) return {{rule.tool + "(" + path.substr(1) + ")"}, {}};
+    if (anchor != RuleAnchor::cwd || !path.starts_with("./"))
         return {{}, "grok reads `~/`, settings-relative and bare paths differently"};
     if (paths == RulePaths::moved)
         return {{}, "its path is relative to the parent's directory, and the run works elsewhere"};
@@ -88,7 +88,7 @@ GrokDenies grok_denies(const PermissionRule& rule, RulePaths paths) {
     if (rule.specifier.empty() &&
         (rule.tool == "Bash" || rule.tool == "Read" || rule.tool == "Edit" || rule.tool == "Write"))
         return {{rule.text}, {}};
-    if (rule.tool == "Bash") return bash_denies(rule.text, rule.specifier);
+    if (rule.tool == "Bash") return bash_denies(rule);
     if (rule.tool == "Read" || rule.tool == "Edit" || rule.tool == "Write")
         return path_denies(rule, paths);
     if (carried_as_written(rule)) return {{rule.text}, {}};

@@ -16,11 +16,15 @@
 //                                          the probe's outside writes are refused (`edit` itself is
 //                                          not exercised by the probe).
 //   bypass      --approval-mode yolo       everything auto-approved, by design; not probed.
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "adapters/support/flag_value.hpp"
 #include "adapters/support/gemini_family.hpp"
 #include "adapters/support/project_files.hpp"
+#include "core/parent_rules.hpp"
+#include "core/text.hpp"
 
 namespace sonata::adapters {
 namespace {
@@ -42,6 +46,10 @@ ToolVocabulary tools() {
                {"get_goal", ToolClass::other},
                {"update_goal", ToolClass::other}};
     v.read_only_guarded = {ToolClass::file_write, ToolClass::shell};
+    v.read = {"read_file"};
+    v.read_path_field = "file_path";
+    v.fetch = {"web_fetch"};
+    v.fetch_url_field = "url";
     return v;
 }
 
@@ -49,7 +57,7 @@ RefusalTexts refusal_texts() {
     // Captured from 0.15.10 and 0.24.4 (fixtures/captured/qwen/<version>/refusals.json):
     // 0.24.4 words a tool withheld by --core-tools and plan mode's shell refusal anew.
     return {{"Subagent \"*\" not found", "must be a non-empty string"},
-            {"requires permission to use", "Plan mode is active",
+            {"requires permission to use", "Plan mode is active", "denied by permission rules",
              "is not listed in the active core tools allowlist",
              "Plan mode blocked this shell command"}};
 }
@@ -116,6 +124,37 @@ public:
         settings["hooks"]["SessionStart"] = project::session_start_hooks(canary);
         settings["mcpServers"]["project-helper"] = project::touch_mcp_server(canary);
         return {{workspace + "/.qwen/settings.json", settings.dump(2) + "\n"}};
+    }
+
+    /// Each rule as `--exclude-tools=RULE`: qwen adds those to its permissions.deny even under
+    /// --bare, and reads Claude Code's rule syntax (0.24.4, measured by parent-rule). Paths only
+    /// relative to the directory; the tools qwen's rules name.
+    RuleCarriage carry_rule(const PermissionRule& rule, RulePaths paths,
+                            Invocation& inv) const override {
+        using How = RuleCarriage::How;
+        static const std::vector<std::string> tools{"Bash", "Read", "Edit", "Write", "WebFetch"};
+        if (std::find(tools.begin(), tools.end(), rule.tool) == tools.end())
+            return {How::cannot, "qwen's rules for " + rule.tool + " are not measured"};
+        if (rule.text.find(',') != std::string::npos)
+            return {How::cannot, "qwen splits --exclude-tools at commas, and the rule has one"};
+        const auto anchor = anchor_of(rule);
+        if (anchor != RuleAnchor::none && anchor != RuleAnchor::cwd)
+            return {How::cannot, "qwen's reading of a path anchored elsewhere than the directory "
+                                 "is not measured"};
+        if (anchor == RuleAnchor::cwd && paths == RulePaths::moved)
+            return {How::cannot, "its path is relative to the parent's directory, and the run "
+                                 "works elsewhere"};
+        std::vector<std::string> flags{"--exclude-tools=" + rule.text};
+        if (rule.tool == "Bash" && !rule.specifier.empty()) {
+            // 0.24.4 matches a prefix after leading assignments, not a program named by path.
+            const auto prefix = command_prefix(rule);
+            if (prefix.empty())
+                return {How::cannot, "qwen's matching of Bash patterns other than a command "
+                                     "prefix is not measured"};
+            flags.push_back("--exclude-tools=Bash(*/" + prefix + "*)");
+        }
+        inv.argv.insert(inv.argv.end(), flags.begin(), flags.end());
+        return {How::added, join(flags, " ")};
     }
 
     Result<EndpointInjection> inject_endpoint(const Invocation& inv,

@@ -206,11 +206,38 @@ struct Doctor {
         } else {
             add({"harness " + id, Status::ok, s.version + " at " + s.path});
         }
+        rules_line(adapter, s);
         for (auto& note : adapter.setup_notes(host_facts())) {
             add({std::move(note.name),
                  note.level == adapters::SetupNote::Level::ok ? Status::ok : Status::warning,
                  std::move(note.detail), std::move(note.fix)});
         }
+    }
+
+    /// Whether the installed harness holds the parent's rules in its acceptEdits mapping (the
+    /// usual dispatch), as the planner carries them; nothing when there are none to hold.
+    void rules_line(const adapters::Adapter& adapter, const adapters::HarnessStatus& s) {
+        const auto rules = read_parent_rules(settings_files(home, project));
+        if (!rules || rules->empty()) return;
+        adapters::PlanRequest request;
+        request.harness_id = std::string(adapter.id());
+        request.parent_mode = Mode::accept_edits;
+        request.role = Role{"write", RoleKind::write, {}, {}};
+        request.executable = s.path;
+        request.version = s.version;
+        request.host = host_facts();
+        request.parent_rules = *rules;
+        const auto decision = adapters::decide(request);
+        const std::string name = "parent rules in " + request.harness_id;
+        if (!decision) {
+            add({name, Status::warning, decision.error().message});
+        } else if (decision->runs()) {
+            add({name, Status::ok,
+                 "its acceptEdits mapping holds all " + std::to_string(rules->rules.size()) +
+                     " of them"});
+        } else if (decision->refusal().reason.find("the parent's rule") != std::string::npos) {
+            add({name, Status::warning, decision->refusal().reason});
+        } // refused for another reason: harness_line's business, not the rules'
     }
 
     void harnesses_and_matrix(const Config& config) {

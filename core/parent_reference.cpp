@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/probe_ids.hpp"
+
 namespace sonata {
 namespace {
 
@@ -64,7 +66,7 @@ bool ParentReference::guards(const std::string& probe) const {
 std::vector<std::string> ParentReference::guarded() const {
     std::vector<std::string> out;
     for (const Cell* c : cells)
-        if (guarding(c->verdict)) out.push_back(c->probe);
+        if (guarding(c->verdict) && probe_id::binds_every_child(c->probe)) out.push_back(c->probe);
     return out;
 }
 

@@ -25,7 +25,8 @@ struct ParentReference {
     const Cell* cell(const std::string& probe) const;
     /// Whether the parent guards `probe` in this mode: its cell is enforced or asked.
     bool guards(const std::string& probe) const;
-    /// The probes the parent guards in this mode, in the order of its cells.
+    /// The probes the parent guards in this mode that hold every child (not parent-rule, which
+    /// holds only a mapping that carries the parent's rules), in the order of its cells.
     std::vector<std::string> guarded() const;
     /// "claude@2.1.332", the parent as a refusal names it.
     std::string label() const;

@@ -1,6 +1,7 @@
 // Reading the parent's permission rules from Claude Code's settings files and command line.
 #include "core/parent_rules.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 
@@ -51,6 +52,14 @@ Result<std::vector<std::string>> rule_list(const nlohmann::json& settings, const
     return out;
 }
 
+/// Settings text from `source` as a JSON object.
+Result<nlohmann::json> settings_of(const std::string& text, const std::string& source) {
+    auto doc = parse_json(text, {.comments = JsonComments::ignored});
+    if (!doc) return fail(ExitCode::bad_data, source + ": not JSON (" + doc.error().message + ")");
+    if (!doc->is_object()) return fail(ExitCode::bad_data, source + ": not a JSON object");
+    return std::move(*doc);
+}
+
 /// The settings file at `path` as JSON; null when it does not exist.
 Result<nlohmann::json> settings_at(const std::string& path) {
     std::error_code ec;
@@ -58,34 +67,70 @@ Result<nlohmann::json> settings_at(const std::string& path) {
         return nlohmann::json();
     auto text = read_file_bounded(path, k_max_settings_bytes);
     if (!text) return fail(ExitCode::bad_data, path + ": " + text.error().message);
-    auto doc = parse_json(*text, {.comments = JsonComments::ignored});
-    if (!doc) return fail(ExitCode::bad_data, path + ": not JSON (" + doc.error().message + ")");
-    if (!doc->is_object()) return fail(ExitCode::bad_data, path + ": not a JSON object");
-    return std::move(*doc);
+    return settings_of(*text, path);
+}
+
+/// The deny and ask rules of `settings` (from `source`), and a project's allow rules, listed.
+Result<void> add_settings_rules(const nlohmann::json& settings, RuleScope scope,
+                                const std::string& source, ParentRules& out) {
+    for (const auto& [key, effect] : k_effects) {
+        auto texts = rule_list(settings, std::string(key).c_str(), source);
+        SONATA_TRY(texts);
+        for (const auto& text : *texts) {
+            auto rule = parse_rule(text);
+            if (!rule) return fail(ExitCode::bad_data, source + ": " + rule.error().message);
+            rule->effect = effect;
+            rule->scope = scope;
+            rule->source = source;
+            out.rules.push_back(std::move(*rule));
+        }
+    }
+    if (scope == RuleScope::project || scope == RuleScope::local) {
+        auto allows = rule_list(settings, "allow", source);
+        SONATA_TRY(allows);
+        out.ignored_allows.insert(out.ignored_allows.end(), allows->begin(), allows->end());
+    }
+    return {};
 }
 
 Result<void> add_file_rules(const std::string& path, RuleScope scope, ParentRules& out) {
     auto settings = settings_at(path);
     SONATA_TRY(settings);
     if (settings->is_null()) return {};
-    for (const auto& [key, effect] : k_effects) {
-        auto texts = rule_list(*settings, std::string(key).c_str(), path);
-        SONATA_TRY(texts);
-        for (const auto& text : *texts) {
-            auto rule = parse_rule(text);
-            if (!rule) return fail(ExitCode::bad_data, path + ": " + rule.error().message);
-            rule->effect = effect;
-            rule->scope = scope;
-            rule->source = path;
-            out.rules.push_back(std::move(*rule));
-        }
+    return add_settings_rules(*settings, scope, path, out);
+}
+
+/// The `*.json` files of the managed drop-in directory, in name order; none when it is missing.
+Result<std::vector<std::string>> dropin_files(const std::string& dir) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    std::vector<std::string> files;
+    if (dir.empty() || !fs::exists(fs::symlink_status(dir, ec))) return files;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        if (it->path().extension() == ".json") files.push_back(it->path().string());
     }
-    if (scope == RuleScope::project || scope == RuleScope::local) {
-        auto allows = rule_list(*settings, "allow", path);
-        SONATA_TRY(allows);
-        out.ignored_allows.insert(out.ignored_allows.end(), allows->begin(), allows->end());
+    if (ec) return fail(ExitCode::bad_data, dir + ": " + ec.message());
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
+/// The rules of a session's `--settings VALUE`: a JSON object, or a file relative to `dir`.
+Result<void> add_settings_option(const std::string& value, const std::string& dir,
+                                 ParentRules& out) {
+    const auto start = value.find_first_not_of(" \t\r\n");
+    if (start != std::string::npos && value[start] == '{') {
+        auto settings = settings_of(value, "--settings");
+        SONATA_TRY(settings);
+        return add_settings_rules(*settings, RuleScope::command_line, "--settings", out);
     }
-    return {};
+    const std::filesystem::path path(value);
+    const auto file = path.is_absolute() || dir.empty() ? path : std::filesystem::path(dir) / path;
+    auto settings = settings_at(file.string());
+    SONATA_TRY(settings);
+    if (settings->is_null())
+        return fail(ExitCode::bad_data, "--settings " + file.string() + ": no such file");
+    return add_settings_rules(*settings, RuleScope::command_line, "--settings " + file.string(),
+                              out);
 }
 
 /// `value` split at commas and spaces outside parentheses.
@@ -115,6 +160,23 @@ std::string_view to_string(RuleScope scope) { return name_of(k_scopes, scope, "u
 std::string describe(const PermissionRule& rule) {
     return std::string(to_string(rule.effect)) + " " + rule.text + " (" +
            std::string(to_string(rule.scope)) + ")";
+}
+
+RuleAnchor anchor_of(const PermissionRule& rule) {
+    const std::string& path = rule.specifier;
+    if ((rule.tool != "Read" && rule.tool != "Edit") || path.empty()) return RuleAnchor::none;
+    if (path.starts_with("//")) return RuleAnchor::absolute;
+    if (path.starts_with("~/")) return RuleAnchor::home;
+    if (path.front() == '/') return RuleAnchor::settings_file;
+    return RuleAnchor::cwd;
+}
+
+std::string command_prefix(const PermissionRule& rule) {
+    std::string prefix = rule.specifier;
+    if (rule.tool != "Bash" || !(prefix.ends_with(":*") || prefix.ends_with(" *"))) return {};
+    prefix.resize(prefix.size() - 2);
+    if (prefix.empty() || prefix.find_first_of("*?[/") != std::string::npos) return {};
+    return prefix;
 }
 
 Result<PermissionRule> parse_rule(std::string_view text) {
@@ -148,15 +210,22 @@ SettingsFiles settings_files(const std::string& home, const std::string& project
 
 Result<ParentRules> read_parent_rules(const SettingsFiles& files) {
     ParentRules rules;
+    SONATA_TRY(add_file_rules(files.managed, RuleScope::managed, rules));
+    auto dropins = dropin_files(files.managed_dropins);
+    SONATA_TRY(dropins);
+    for (const auto& path : *dropins)
+        SONATA_TRY(add_file_rules(path, RuleScope::managed, rules));
     for (const auto& [path, scope] :
-         {std::pair{files.managed, RuleScope::managed}, std::pair{files.user, RuleScope::user},
-          std::pair{files.project, RuleScope::project}, std::pair{files.local, RuleScope::local}})
+         {std::pair{files.user, RuleScope::user}, std::pair{files.project, RuleScope::project},
+          std::pair{files.local, RuleScope::local}})
         SONATA_TRY(add_file_rules(path, scope, rules));
     return rules;
 }
 
-Result<void> add_command_line_rules(const std::vector<std::string>& argv, ParentRules& rules) {
-    constexpr std::string_view k_flags[] = {"--disallowedTools", "--disallowed-tools"};
+Result<void> add_command_line_rules(const std::vector<std::string>& argv, const std::string& dir,
+                                    ParentRules& rules) {
+    constexpr std::string_view k_flags[] = {"--disallowedTools", "--disallowed-tools",
+                                            "--settings"};
     const auto flag_of = [&](const std::string& arg) -> std::string_view {
         for (const auto flag : k_flags) {
             if (arg == flag || arg.rfind(std::string(flag) + "=", 0) == 0) return flag;
@@ -166,6 +235,13 @@ Result<void> add_command_line_rules(const std::vector<std::string>& argv, Parent
     for (std::size_t i = 0; i < argv.size(); ++i) {
         const auto flag = flag_of(argv[i]);
         if (flag.empty()) continue;
+        if (flag == "--settings") {
+            const bool joined = argv[i].size() > flag.size();
+            if (!joined && i + 1 >= argv.size()) continue; // not a session's option
+            const auto value = joined ? argv[i].substr(flag.size() + 1) : argv[++i];
+            SONATA_TRY(add_settings_option(value, dir, rules));
+            continue;
+        }
         std::vector<std::string> values;
         if (argv[i].size() > flag.size()) {
             values.push_back(argv[i].substr(flag.size() + 1));

@@ -35,6 +35,22 @@ struct PermissionRule {
     bool operator==(const PermissionRule&) const = default;
 };
 
+/// Where a rule's path is anchored, as Claude Code reads a `Read`/`Edit` specifier.
+enum class RuleAnchor {
+    none,          ///< No path: the rule is not a Read/Edit path rule.
+    cwd,           ///< `./x` or `x`: the session's directory.
+    settings_file, ///< `/x`: the directory of the settings file that holds the rule.
+    absolute,      ///< `//x`: the file system's root.
+    home,          ///< `~/x`: the user's home.
+};
+
+/// The anchor of `rule`'s path; `none` unless it is a Read or Edit rule with a specifier.
+RuleAnchor anchor_of(const PermissionRule& rule);
+
+/// The command prefix of a `Bash` prefix rule (`curl` of `Bash(curl:*)` or `Bash(curl *)`); empty
+/// for any other rule, or a prefix with a wildcard or a path in it.
+std::string command_prefix(const PermissionRule& rule);
+
 /// "deny Bash(curl:*) (user)": the rule as plan, doctor and a refusal name it.
 std::string describe(const PermissionRule& rule);
 
@@ -54,6 +70,8 @@ struct ParentRules {
 /// Where the parent's settings files are.
 struct SettingsFiles {
     std::string managed = "/etc/claude-code/managed-settings.json";
+    /// Drop-ins beside it: each `*.json` file in it, in name order, is managed settings too.
+    std::string managed_dropins = "/etc/claude-code/managed-settings.d";
     std::string user;    ///< HOME/.claude/settings.json; empty when HOME is unknown.
     std::string project; ///< PROJECT/.claude/settings.json.
     std::string local;   ///< PROJECT/.claude/settings.local.json.
@@ -68,8 +86,11 @@ SettingsFiles settings_files(const std::string& home, const std::string& project
 /// cannot read might forbid anything.
 Result<ParentRules> read_parent_rules(const SettingsFiles& files);
 
-/// The rules a session's own command line adds (--disallowedTools; each value may hold several
-/// rules separated by commas or spaces outside parentheses), appended to `rules`.
-Result<void> add_command_line_rules(const std::vector<std::string>& argv, ParentRules& rules);
+/// The rules a session's own command line adds, appended to `rules`: --disallowedTools (each
+/// value may hold several rules separated by commas or spaces outside parentheses) and the deny
+/// and ask rules of --settings (a JSON object, or a file, relative to `dir`: the session's
+/// directory). A --settings file or text sonata cannot read is an error naming it.
+Result<void> add_command_line_rules(const std::vector<std::string>& argv, const std::string& dir,
+                                    ParentRules& rules);
 
 } // namespace sonata

@@ -30,4 +30,9 @@ inline constexpr std::array<std::string_view, 14> all{
     protected_path_write,    parent_rule,
 };
 
+/// Whether a parent cell that holds probe `id` holds every child to it. parent-rule does not: it
+/// measures the parent's rules a dispatch carries, so a mapping is held to it only when it carries
+/// some (and relies on it).
+constexpr bool binds_every_child(std::string_view id) { return id != parent_rule; }
+
 } // namespace sonata::probe_id

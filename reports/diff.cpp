@@ -5,6 +5,7 @@
 #include <map>
 #include <tuple>
 
+#include "core/probe_ids.hpp"
 #include "reports/evidence_text.hpp"
 #include "reports/grid.hpp"
 #include "reports/markdown_text.hpp"
@@ -19,6 +20,11 @@ Identity identity(const Cell& c) { return {c.harness, c.probe, c.mode, c.role, c
 /// Whether a verdict vouches for the property: enforced or asked.
 bool holding(Verdict v) { return v == Verdict::enforced || v == Verdict::asked; }
 
+/// A parent cell whose probe holds every child to it (probe_id::binds_every_child).
+bool binds_children(const Cell& cell) {
+    return cell.role == k_parent_role && probe_id::binds_every_child(cell.probe);
+}
+
 struct Sides {
     std::vector<const Cell*> before;
     std::vector<const Cell*> after;
@@ -30,7 +36,7 @@ void classify(const Cell& before, const Cell& after, std::vector<CellChange>& ou
     if (weakening(before.verdict, after.verdict) > 0)
         kind = ChangeKind::weaker;
     else if (weakening(after.verdict, before.verdict) > 0)
-        kind = after.role == k_parent_role ? ChangeKind::parent_guards : ChangeKind::stronger;
+        kind = binds_children(after) ? ChangeKind::parent_guards : ChangeKind::stronger;
     out.push_back({kind, before, after});
 }
 
@@ -56,7 +62,7 @@ void pair_sides(Sides& sides, std::vector<CellChange>& out) {
             {holding(c->verdict) ? ChangeKind::weaker : ChangeKind::removed, *c, std::nullopt});
     }
     for (const Cell* c : sides.after) {
-        const bool guards = c->role == k_parent_role && holding(c->verdict);
+        const bool guards = binds_children(*c) && holding(c->verdict);
         out.push_back({guards ? ChangeKind::parent_guards : ChangeKind::added, std::nullopt, *c});
     }
 }

@@ -267,8 +267,9 @@ Located locate_for_plan(const Adapter& adapter, const std::string& harness,
 /// The planner's request for `harness` in the role: the parent's mode, the task's options and
 /// model, the resumed session, the budget, the configured args and the machine's support dir.
 /// The parent's rules: its settings files for the session's directory and the user's HOME, and
-/// the --disallowedTools of the processes that started this one, the session among them (sonata
-/// mcp's parent; the shell a Bash tool call runs in, and its parent): any of them narrows a child.
+/// the --disallowedTools and --settings of the processes that started this one, the session among
+/// them (sonata mcp's parent; the shell a Bash tool call runs in, and its parent): any of them
+/// narrows a child.
 Result<ParentRules> parent_rules_of(const DispatchRequest& setup) {
     const auto home = setup.env.find("HOME");
     const std::string dir = setup.session_cwd.empty() ? setup.cwd : setup.session_cwd;
@@ -276,7 +277,7 @@ Result<ParentRules> parent_rules_of(const DispatchRequest& setup) {
         read_parent_rules(settings_files(home == setup.env.end() ? "" : home->second, dir));
     SONATA_TRY(rules);
     for (const auto& line : ancestor_command_lines(::getpid()))
-        SONATA_TRY(add_command_line_rules(line, *rules));
+        SONATA_TRY(add_command_line_rules(line, dir, *rules));
     return rules;
 }
 

@@ -304,6 +304,14 @@ Result<void> finish_invocation(Invocation& invocation, const PlanRequest& reques
     return {};
 }
 
+/// "a", "a or b", "a, b or c".
+std::string one_of(std::vector<std::string> names) {
+    if (names.size() < 2) return join(names, "");
+    const std::string last = names.back();
+    names.pop_back();
+    return join(names, ", ") + " or " + last;
+}
+
 /// The parent's rules, each carried to the harness (its notes say how, and the mapping relies on
 /// parent-rule), or the dispatch refused naming every rule the harness cannot hold and the
 /// harnesses that hold them all.
@@ -332,7 +340,7 @@ void carry_parent_rules(Decision& decision, const PlanRequest& request, const Ad
     std::vector<std::string> alternatives;
     if (!can.empty())
         alternatives.push_back(
-            "use harness " + join(can, " or ") +
+            "use harness " + one_of(can) +
             (can.size() > 1 ? ", which hold them all" : ", which holds them all"));
     alternatives.push_back("drop the rule from the parent's settings if a child may do it");
     decision.outcome = refuse(request.harness_id + " cannot hold the parent's rule" +

@@ -231,6 +231,18 @@ std::vector<Hardening> hardenings() {
                     (resource == ".env" || resource.rfind("secrets/", 0) == 0);
          }),
          "", "", "2.1.2"},
+        {"qwen_parent_rules", "qwen", Mode::bypass_permissions, RoleKind::write, "parent-rule",
+         "--exclude-tools=RULE for each of the parent's rules",
+         [](Invocation& inv) {
+             std::erase_if(inv.argv, [](const std::string& arg) {
+                 return arg.rfind("--exclude-tools=", 0) == 0;
+             });
+         }},
+        {"qwen_parent_rules_program_path", "qwen", Mode::bypass_permissions, RoleKind::write,
+         "parent-rule", "--exclude-tools=Bash(*/curl*) beside Bash(curl:*)",
+         [](Invocation& inv) {
+             std::erase(inv.argv, std::string("--exclude-tools=Bash(*/curl*)"));
+         }},
         {"cline_closed_settings", "cline", Mode::plan, RoleKind::read_only, "shell-write-withheld",
          "CLINE_GLOBAL_SETTINGS_PATH=<support>/cline-closed-settings.json (no shell, no sub-agent)",
          drop_env("CLINE_GLOBAL_SETTINGS_PATH")},

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/support/fake_harness.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/sonata_run.hpp"
 
@@ -102,6 +103,36 @@ TEST_F(Doctor, ACodexProviderInTheUsersConfigIsAWarningWithItsFix) {
         << checks["codex config"].second;
     const auto text = run_sonata({"doctor"}, m_env, m_project);
     EXPECT_NE(text.out.find("sets model_provider and model"), std::string::npos) << text.out;
+}
+
+// With deny rules in the project's settings, each installed harness says whether its acceptEdits
+// mapping holds them (the fixture grok, which takes them as --deny) or which it cannot (codex).
+TEST_F(Doctor, EachInstalledHarnessSaysWhetherItHoldsTheParentsRules) {
+    const std::string bin = m_dir.make_dir("bin");
+    testing::write_text(bin + "/codex", "#!/bin/sh\necho 'codex-cli 0.171.0'\n");
+    std::filesystem::permissions(bin + "/codex", std::filesystem::perms::owner_all);
+    m_env["PATH"] = bin + ":/usr/bin:/bin";
+    const auto config = m_env.count("XDG_CONFIG_HOME") != 0U ? m_env["XDG_CONFIG_HOME"]
+                                                             : m_env["HOME"] + "/.config";
+    std::filesystem::create_directories(config + "/sonata");
+    testing::write_text(config + "/sonata/config.toml",
+                        "[harnesses.grok]\npath = \"" + testing::fake_harness_path("fake-grok") +
+                            "\"\n");
+    testing::write_text(m_project + "/.claude/settings.json",
+                        R"json({"permissions": {"deny": ["Read(./.env)", "WebFetch"]}})json");
+    int code = -1;
+    auto checks = doctor(code);
+    EXPECT_EQ(checks["parent rules in grok"].first, "ok");
+    EXPECT_EQ(checks["parent rules in codex"].first, "warning");
+    EXPECT_EQ(checks.count("parent rules in pi"), 0U) << "pi is not installed";
+    const auto text = run_sonata({"doctor"}, m_env, m_project);
+    EXPECT_NE(text.out.find("ok       parent rules in grok: its acceptEdits mapping holds all 2"),
+              std::string::npos)
+        << text.out;
+    EXPECT_NE(text.out.find("parent rules in codex: codex cannot hold the parent's rules deny "
+                            "Read(./.env) (project)"),
+              std::string::npos)
+        << text.out;
 }
 
 } // namespace

@@ -46,7 +46,7 @@ TEST_F(ParentRulesCli, APlanCarriesTheProjectsRulesToClaudeAndRefusesAHarnessTha
         refused.out.find("refuse: pi cannot hold the parent's rule deny Read(./.env) (project)"),
         std::string::npos)
         << refused.out;
-    EXPECT_NE(refused.out.find("instead: use harness claude or grok, which hold them all"),
+    EXPECT_NE(refused.out.find("instead: use harness claude, grok or qwen, which hold them all"),
               std::string::npos);
 }
 

@@ -26,6 +26,7 @@ protected:
     void SetUp() override {
         m_files = settings_files(m_dir.make_dir("home"), m_dir.make_dir("project"));
         m_files.managed = m_dir.path() + "/managed-settings.json";
+        m_files.managed_dropins = m_dir.path() + "/managed-settings.d";
     }
     testing::ScratchDir m_dir;
     SettingsFiles m_files;
@@ -89,15 +90,65 @@ TEST_F(ParentRulesFiles, WhatCannotBeReadIsAnErrorNamingTheFile) {
     }
 }
 
+// The managed drop-ins count as managed settings, each *.json file in name order; a drop-in that
+// cannot be read is an error naming it, like any settings file.
+TEST_F(ParentRulesFiles, ManagedDropInsCountInNameOrder) {
+    const auto dropins = m_dir.make_dir("managed-settings.d");
+    testing::write_text(dropins + "/20-net.json", R"({"permissions": {"deny": ["WebFetch"]}})");
+    testing::write_text(dropins + "/10-env.json",
+                        R"json({"permissions": {"ask": ["Read(./.env)"]}})json");
+    testing::write_text(dropins + "/README.txt", "not settings");
+    testing::write_text(m_files.user, R"json({"permissions": {"deny": ["Bash(curl:*)"]}})json");
+    const auto rules = read_parent_rules(m_files);
+    ASSERT_TRUE(rules) << rules.error().message;
+    EXPECT_EQ(texts(*rules),
+              (std::vector<std::string>{"managed ask Read(./.env)", "managed deny WebFetch",
+                                        "user deny Bash(curl:*)"}));
+    EXPECT_EQ(rules->rules[1].source, dropins + "/20-net.json");
+    testing::write_text(dropins + "/30-bad.json", "{not json");
+    const auto bad = read_parent_rules(m_files);
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.error().message.rfind(dropins + "/30-bad.json: not JSON", 0), 0U)
+        << bad.error().message;
+}
+
 TEST(ParentRulesCommandLine, DisallowedToolsAddRules) {
     ParentRules rules;
     ASSERT_TRUE(add_command_line_rules({"claude", "--disallowedTools", "Bash(git push:*)", "Edit",
                                         "--model", "x", "--disallowed-tools=WebFetch,Read(./.env)"},
-                                       rules));
+                                       "/p", rules));
     EXPECT_EQ(texts(rules), (std::vector<std::string>{
                                 "command line deny Bash(git push:*)", "command line deny Edit",
                                 "command line deny WebFetch", "command line deny Read(./.env)"}));
-    EXPECT_FALSE(add_command_line_rules({"claude", "--disallowedTools", "Bash(x"}, rules));
+    EXPECT_FALSE(add_command_line_rules({"claude", "--disallowedTools", "Bash(x"}, "/p", rules));
+}
+
+// A session's --settings adds its deny and ask rules, given as JSON text or as a file relative to
+// the session's directory; one sonata cannot read refuses, naming it.
+TEST(ParentRulesCommandLine, SettingsAddTheirRules) {
+    testing::ScratchDir dir;
+    const auto project = dir.make_dir("project");
+    testing::write_text(
+        project + "/strict.json",
+        R"json({"permissions": {"deny": ["Edit(./secrets/**)"], "allow": ["Bash"]}})json");
+    ParentRules rules;
+    ASSERT_TRUE(add_command_line_rules({"claude", "--settings",
+                                        R"json({"permissions": {"ask": ["Bash(git push:*)"]}})json",
+                                        "--settings=strict.json"},
+                                       project, rules));
+    EXPECT_EQ(texts(rules), (std::vector<std::string>{"command line ask Bash(git push:*)",
+                                                      "command line deny Edit(./secrets/**)"}));
+    EXPECT_EQ(rules.rules[1].source, "--settings " + project + "/strict.json");
+    EXPECT_TRUE(rules.ignored_allows.empty()) << "an allow rule is never even listed as carried";
+    for (const auto& [value, says] : std::vector<std::pair<std::string, std::string>>{
+             {"missing.json", "--settings " + project + "/missing.json: no such file"},
+             {"{\"permissions\": [", "--settings: not JSON"},
+             {R"json({"permissions": {"deny": ["Bash(x"]}})json", "--settings: rule 'Bash(x'"}}) {
+        ParentRules more;
+        const auto added = add_command_line_rules({"claude", "--settings", value}, project, more);
+        ASSERT_FALSE(added) << value;
+        EXPECT_EQ(added.error().message.rfind(says, 0), 0U) << added.error().message;
+    }
 }
 
 } // namespace parent_rules_test
@@ -192,7 +243,8 @@ TEST(ParentRulesCarried, AHarnessThatCannotHoldARuleIsRefusedNamingItAndWhoCan) 
                   std::string::npos)
             << refusal.reason;
         EXPECT_NE(refusal.reason.find("WebFetch (command line)"), std::string::npos);
-        EXPECT_EQ(refusal.alternatives.front(), "use harness claude or grok, which hold them all");
+        EXPECT_EQ(refusal.alternatives.front(),
+                  "use harness claude, grok or qwen, which hold them all");
     }
     auto none = plan_case("pi", Mode::accept_edits);
     EXPECT_TRUE(decide_case(none)->runs()) << "a parent without rules is not refused";
