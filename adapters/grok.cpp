@@ -54,14 +54,12 @@ struct GrokDenies {
 };
 
 /// A Bash prefix rule (`curl:*`, `git push *`) as grok's denies: the prefix itself (grok strips
-/// leading assignments and wrappers before matching) and a glob for the program named by path
-/// (`/usr/bin/curl …`), which a prefix does not match and Claude Code refuses; the glob may
-/// refuse more (`/opt/curlish`), never less.
+/// leading assignments and wrappers before matching) and program_path_rule's glob.
 GrokDenies bash_denies(const PermissionRule& rule) {
-    const auto prefix = command_prefix(rule);
-    if (prefix.empty())
+    const auto by_path = program_path_rule(rule);
+    if (by_path.empty())
         return {{}, "grok matches Bash patterns other than a command prefix differently"};
-    return {{rule.text, "Bash(*/" + prefix + "*)"}, {}};
+    return {{rule.text, by_path}, {}};
 }
 
 /// A Read/Edit path rule as grok's deny: `./` paths join grok's working directory as they join

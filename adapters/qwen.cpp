@@ -147,11 +147,11 @@ public:
         std::vector<std::string> flags{"--exclude-tools=" + rule.text};
         if (rule.tool == "Bash" && !rule.specifier.empty()) {
             // 0.24.4 matches a prefix after leading assignments, not a program named by path.
-            const auto prefix = command_prefix(rule);
-            if (prefix.empty())
+            const auto by_path = program_path_rule(rule);
+            if (by_path.empty())
                 return {How::cannot, "qwen's matching of Bash patterns other than a command "
                                      "prefix is not measured"};
-            flags.push_back("--exclude-tools=Bash(*/" + prefix + "*)");
+            flags.push_back("--exclude-tools=" + by_path);
         }
         inv.argv.insert(inv.argv.end(), flags.begin(), flags.end());
         return {How::added, join(flags, " ")};

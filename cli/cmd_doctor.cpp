@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -53,6 +54,13 @@ struct Doctor {
     std::vector<Check> checks;
 
     void add(Check check) { checks.push_back(std::move(check)); }
+
+    /// The parent's rules for this project, read once for every check that shows them.
+    const Result<ParentRules>& rules_found() {
+        if (!found_rules) found_rules = read_parent_rules(settings_files(home, project));
+        return *found_rules;
+    }
+    std::optional<Result<ParentRules>> found_rules = {};
 
     /// Marks a file doctor could not use: `problem` names it and says why.
     void skip(const std::string& path, const std::string& problem) {
@@ -217,7 +225,7 @@ struct Doctor {
     /// Whether the installed harness holds the parent's rules in its acceptEdits mapping (the
     /// usual dispatch), as the planner carries them; nothing when there are none to hold.
     void rules_line(const adapters::Adapter& adapter, const adapters::HarnessStatus& s) {
-        const auto rules = read_parent_rules(settings_files(home, project));
+        const auto& rules = rules_found();
         if (!rules || rules->empty()) return;
         adapters::PlanRequest request;
         request.harness_id = std::string(adapter.id());
@@ -277,7 +285,7 @@ struct Doctor {
     /// The parent's deny and ask rules, and the harnesses that hold them all (a dispatch to any
     /// other is refused while they stand).
     void parent_rules() {
-        auto rules = read_parent_rules(settings_files(home, project));
+        const auto& rules = rules_found();
         if (!rules) {
             add({"parent rules", Status::blocker, rules.error().message,
                  "fix the file: sonata refuses every dispatch while it cannot read the rules"});

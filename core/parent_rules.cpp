@@ -171,12 +171,12 @@ RuleAnchor anchor_of(const PermissionRule& rule) {
     return RuleAnchor::cwd;
 }
 
-std::string command_prefix(const PermissionRule& rule) {
+std::string program_path_rule(const PermissionRule& rule) {
     std::string prefix = rule.specifier;
     if (rule.tool != "Bash" || !(prefix.ends_with(":*") || prefix.ends_with(" *"))) return {};
     prefix.resize(prefix.size() - 2);
     if (prefix.empty() || prefix.find_first_of("*?[/") != std::string::npos) return {};
-    return prefix;
+    return "Bash(*/" + prefix + "*)";
 }
 
 Result<PermissionRule> parse_rule(std::string_view text) {

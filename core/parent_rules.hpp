@@ -47,9 +47,11 @@ enum class RuleAnchor {
 /// The anchor of `rule`'s path; `none` unless it is a Read or Edit rule with a specifier.
 RuleAnchor anchor_of(const PermissionRule& rule);
 
-/// The command prefix of a `Bash` prefix rule (`curl` of `Bash(curl:*)` or `Bash(curl *)`); empty
-/// for any other rule, or a prefix with a wildcard or a path in it.
-std::string command_prefix(const PermissionRule& rule);
+/// For a `Bash` command-prefix rule (`Bash(curl:*)`, `Bash(curl *)`), the glob rule that also
+/// denies the program named by path (`Bash(*/curl*)`: `/usr/bin/curl …`, which Claude Code
+/// refuses and a prefix match passes; it may refuse more, never less). Empty for any other rule,
+/// or a prefix with a wildcard or a path in it.
+std::string program_path_rule(const PermissionRule& rule);
 
 /// "deny Bash(curl:*) (user)": the rule as plan, doctor and a refusal name it.
 std::string describe(const PermissionRule& rule);
